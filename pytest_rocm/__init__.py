@@ -1,0 +1,21 @@
+"""pytest-rocm: a pytest plugin and compatibility harness for PyTorch on AMD ROCm GPUs.
+
+Importing this package never imports torch: ``assert_parity`` and friends are loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "assert_parity", "ParityResult"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the parity module imports torch, which must not happen when pytest loads the plugin.
+    if name in ("assert_parity", "ParityResult"):
+        from pytest_rocm import parity
+
+        return getattr(parity, name)
+    raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")
