@@ -1,0 +1,210 @@
+"""Architecture names: gfx arithmetic, target features, families, patterns, usual overrides.
+
+The knowledge (which gfx belongs to which family, marketing names, the usual
+``HSA_OVERRIDE_GFX_VERSION``) lives in ``pytest_rocm/data/gfx.json``; this module only reads it.
+Pure functions, no I/O beyond reading that file once, no torch.
+
+Names: AMD targets are ``gfx`` + decimal major + hex minor + hex stepping (``gfx90a`` is 9.0.10),
+optionally followed by target features (``gfx90a:sramecc+:xnack-``). NVIDIA ones are ``sm_NN``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+#: ``gfx`` + major (decimal, 1-2 digits) + minor (one hex digit) + stepping (one hex digit)
+_GFX_RE = re.compile(r"^gfx(\d{1,2})([0-9a-f])([0-9a-f])$")
+_SM_RE = re.compile(r"^sm_(\d)(\d+)[a-z]?$")
+#: what a glob may contain: a gfx or sm prefix, then name characters and wildcards
+_GLOB_RE = re.compile(r"^(gfx|sm_)[0-9a-z*?\[\]!-]*$")
+#: HSA_OVERRIDE_GFX_VERSION: exactly three decimal numbers (the runtime rejects anything else)
+_OVERRIDE_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    text = resources.files("pytest_rocm").joinpath("data", "gfx.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def known_gfx() -> list[str]:
+    """Every gfx the data file knows, in its order (oldest first)."""
+    return list(_data()["gfx"])
+
+
+def families() -> list[str]:
+    """Every family name (``gcn5``, ``cdna3``, ``rdna3.5`` ...)."""
+    return list(_data()["families"])
+
+
+# -- names ------------------------------------------------------------------------------------
+def gfx_from_target_version(v: int) -> str:
+    """KFD ``gfx_target_version`` -> gfx name: 110000 -> gfx1100, 90010 -> gfx90a, 90402 -> gfx942.
+
+    Raises ValueError for 0 or a negative value (a CPU node, or an old kernel: unknown).
+    Values not in the data file still decode (130000 -> gfx1300).
+    """
+    v = int(v)
+    if v <= 0:
+        raise ValueError(f"gfx_target_version {v} names no GPU architecture")
+    return f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}"
+
+
+def target_version(gfx: str) -> int | None:
+    """gfx name -> ``gfx_target_version`` (gfx90a -> 90010); None when not a gfx name."""
+    m = _GFX_RE.match(split_arch(gfx)[0])
+    if not m:
+        return None
+    return int(m.group(1)) * 10000 + int(m.group(2), 16) * 100 + int(m.group(3), 16)
+
+
+def override_string(gfx: str) -> str | None:
+    """gfx name -> the ``major.minor.stepping`` form HSA_OVERRIDE_GFX_VERSION uses (gfx90a -> 9.0.10)."""
+    v = target_version(gfx)
+    if v is None:
+        return None
+    return f"{v // 10000}.{(v // 100) % 100}.{v % 100}"
+
+
+def parse_override(value: str) -> str:
+    """HSA_OVERRIDE_GFX_VERSION value -> the gfx it makes the runtime report (10.3.0 -> gfx1030).
+
+    Raises ValueError when the value is not three decimal numbers (the runtime rejects those too).
+    """
+    m = _OVERRIDE_RE.match(value.strip())
+    if not m:
+        raise ValueError(
+            f"HSA_OVERRIDE_GFX_VERSION={value!r} is not major.minor.stepping (three decimal numbers)"
+        )
+    major, minor, stepping = (int(g) for g in m.groups())
+    if major == 0 or minor > 99 or stepping > 99:
+        raise ValueError(f"HSA_OVERRIDE_GFX_VERSION={value!r} names no GPU architecture")
+    return gfx_from_target_version(major * 10000 + minor * 100 + stepping)
+
+
+def split_arch(arch: str) -> tuple[str, dict[str, bool]]:
+    """``gfx90a:sramecc+:xnack-`` -> (``gfx90a``, {"sramecc": True, "xnack": False}).
+
+    Features without a trailing ``+``/``-`` carry no setting and are dropped.
+    """
+    base, *rest = arch.strip().split(":")
+    features: dict[str, bool] = {}
+    for feature in rest:
+        feature = feature.strip()
+        if len(feature) > 1 and feature[-1] in "+-":
+            features[feature[:-1]] = feature[-1] == "+"
+    return base.strip().lower(), features
+
+
+def is_gfx(name: str) -> bool:
+    """Whether ``name`` is a well-formed gfx name (known or not)."""
+    return bool(_GFX_RE.match(split_arch(name)[0]))
+
+
+# -- knowledge --------------------------------------------------------------------------------
+def _entry(gfx: str) -> dict[str, Any] | None:
+    return _data()["gfx"].get(split_arch(gfx)[0])
+
+
+def family_of(gfx: str) -> str | None:
+    """gfx -> family (gfx1100 -> rdna3, gfx942 -> cdna3); None when unknown (or an sm_NN)."""
+    entry = _entry(gfx)
+    return entry["family"] if entry else None
+
+
+def wave_size(gfx: str) -> int | None:
+    """Default wavefront size: 64 on GCN/CDNA, 32 on RDNA; None when the family is unknown."""
+    family = family_of(gfx)
+    return _data()["families"][family]["wave_size"] if family else None
+
+
+def marketing_names(gfx: str) -> list[str]:
+    entry = _entry(gfx)
+    return list(entry["names"]) if entry else []
+
+
+def marketing_name(gfx: str) -> str | None:
+    """``gfx1100`` -> ``Radeon RX 7900 XTX/XT/GRE, Radeon PRO W7900/W7800``; None when unknown."""
+    names = marketing_names(gfx)
+    return ", ".join(names) if names else None
+
+
+def override_for(gfx: str) -> str | None:
+    """The HSA_OVERRIDE_GFX_VERSION users usually set for this gfx (gfx1031 -> 10.3.0).
+
+    None when none is needed (the gfx is itself a build target, like gfx1030 or gfx1100) or no
+    override is known to work.
+    """
+    entry = _entry(gfx)
+    return entry.get("override") if entry else None
+
+
+def describe(gfx: str) -> str:
+    """``gfx1100 (rdna3)``, or the bare name when the family is unknown: for messages."""
+    family = family_of(gfx)
+    return f"{gfx} ({family})" if family else gfx
+
+
+# -- patterns ---------------------------------------------------------------------------------
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def validate_pattern(pattern: str) -> str:
+    """Check a marker/option pattern; returns it normalised (lower case, stripped).
+
+    Accepted: a known gfx (``gfx1100``, features allowed: ``gfx90a:xnack-``), an ``sm_NN``, a
+    glob over gfx or sm names that matches a known gfx (``gfx11*``), a family (``rdna3``).
+    Raises ValueError with a message naming the bad value and what would be accepted.
+    """
+    if not isinstance(pattern, str):
+        raise ValueError(f"architecture pattern must be a string, got {pattern!r}")
+    p = pattern.strip().lower()
+    if not p:
+        raise ValueError("empty architecture pattern")
+    if p in _data()["families"]:
+        return p
+    if _is_glob(p):
+        if not _GLOB_RE.match(p):
+            raise ValueError(f"bad architecture glob {pattern!r}: it must start with gfx or sm_")
+        if p.startswith("gfx") and not any(fnmatch.fnmatchcase(g, p) for g in known_gfx()):
+            raise ValueError(f"architecture glob {pattern!r} matches no known gfx")
+        return p
+    if _SM_RE.match(p):
+        return p
+    base, _ = split_arch(p)
+    if base in _data()["gfx"]:
+        return p
+    if is_gfx(base):
+        raise ValueError(
+            f"unknown gfx {base!r} (known: {', '.join(known_gfx())}); a glob like "
+            f"'{base[:5]}*' also matches future ones"
+        )
+    raise ValueError(
+        f"bad architecture pattern {pattern!r}: expected a gfx name (gfx1100), a glob (gfx11*), "
+        f"an sm_NN, or a family ({', '.join(families())})"
+    )
+
+
+def matches(pattern: str, gfx: str) -> bool:
+    """Whether the architecture ``gfx`` (features allowed) matches ``pattern``.
+
+    Exact names compare base names; a pattern with features also requires those feature settings
+    (``gfx90a:xnack+`` does not match ``gfx90a:xnack-``). Globs match the base name; a family name
+    matches every gfx of that family.
+    """
+    p = pattern.strip().lower()
+    base, features = split_arch(gfx)
+    if p in _data()["families"]:
+        return family_of(base) == p
+    if _is_glob(p):
+        return fnmatch.fnmatchcase(base, p)
+    p_base, p_features = split_arch(p)
+    if p_base != base:
+        return False
+    return all(features.get(name) == value for name, value in p_features.items())
