@@ -1,0 +1,101 @@
+"""The matrix: the plugin's own tests, one suite run per ROCm/PyTorch combination, the table.
+
+    nox -s tests                 # the plugin's own tests
+    nox -t suite                 # every combination of matrix/combos.toml that can run here
+    nox -s suite-cpu-torch2.13   # one combination
+    nox -s table                 # merge whatever reports/ holds into reports/compat.{md,html}
+
+Test failures inside a combination are data: the session succeeds and keeps its report. An
+environment that cannot be built fails loudly with pip's reason. A combination this machine cannot
+run (a ROCm one without an AMD GPU, a Python that is not installed) is skipped with the reason.
+Re-running a combination reuses its virtual environment (``reuse_venv``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # pytest_rocm.matrix needs only the stdlib and packaging
+
+from pytest_rocm.matrix import Combo, ComboError, load_combos, runnable_here  # noqa: E402
+
+REPORTS = ROOT / "reports"
+SUITES = ROOT / "suites"
+
+try:
+    COMBOS = load_combos(ROOT / "matrix" / "combos.toml")
+except ComboError as exc:  # one line instead of nox's traceback
+    sys.exit(f"noxfile: {exc}")
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.error_on_missing_interpreters = False  # a Python this machine lacks: skip, not fail
+nox.options.sessions = ["tests", *(f"suite-{c.name}" for c in COMBOS)]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The plugin's own tests (the README's test command)."""
+    session.install("-r", str(ROOT / ".ci" / "requirements.txt"))
+    session.install("-e", f"{ROOT}[test]")
+    session.run("python", "-m", "pytest", "-n", "2", *session.posargs)
+
+
+def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
+    def suite(session: nox.Session) -> None:
+        ok, reason = runnable_here(combo)
+        if not ok:
+            session.skip(reason)
+        torch_args = [combo.torch]
+        if combo.index_url:
+            torch_args += ["--index-url", combo.index_url]
+        session.install(*torch_args)
+        if combo.packages:
+            session.install(*combo.packages)
+        session.install("pytest-xdist", "pytest-timeout", str(ROOT))
+        REPORTS.mkdir(exist_ok=True)
+        report = ROOT / combo.report_name
+        args = [
+            "python", "-m", "pytest", str(SUITES),
+            f"--rocm-report={report}",
+            f"--rocm-label={combo.name}",
+            "-p", "no:cacheprovider",
+            "-n", "auto", "--max-worker-restart=1000",  # a crashed worker is replaced
+            "--timeout=600",  # a hung kernel is killed and recorded as timeout
+            "-q",
+        ]
+        if combo.backend == "cpu":
+            args.append("--rocm-device=cpu")
+        args += session.posargs
+        # 0: all passed, 1: some tests failed -- both are data. 2+ (usage error, internal error,
+        # interrupted) means the run itself broke: fail loudly.
+        session.run(*args, success_codes=[0, 1])
+        if not report.exists():
+            session.error(f"{combo.name}: the run finished but wrote no report at {report}")
+        session.log(f"{combo.name}: report at {report}")
+
+    suite.__doc__ = f"{combo.torch} ({combo.backend} {combo.rocm or ''}) -- {combo.source}"
+    return suite
+
+
+for _combo in COMBOS:
+    nox.session(
+        _suite_session(_combo),
+        name=f"suite-{_combo.name}",
+        python=_combo.python,
+        reuse_venv=True,
+        tags=["suite", _combo.backend],
+    )
+
+
+@nox.session(python=False, default=False)
+def table(session: nox.Session) -> None:
+    """Merge every report under reports/ into reports/compat.md and reports/compat.html."""
+    reports = sorted(str(p) for p in REPORTS.glob("*.json"))
+    if not reports:
+        session.error(f"no reports under {REPORTS}: run a suite session first (nox -t suite)")
+    for fmt in ("md", "html"):
+        session.run("rocm-compat", "table", *reports, "--format", fmt, "-o", str(REPORTS / f"compat.{fmt}"))

@@ -1,0 +1,300 @@
+"""The ROCm/PyTorch matrix: ``matrix/combos.toml``, its validation, and ``rocm-compat matrix``.
+
+This module is imported by ``noxfile.py`` with nothing but the standard library and ``packaging``
+available (nox's own interpreter), so it must stay free of torch and of the plugin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+BACKENDS = ("rocm", "cuda", "cpu")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+PYTHON_RE = re.compile(r"^3\.\d+$")
+ROCM_INDEX_RE = re.compile(r"/whl/rocm(\d+(?:\.\d+)*)/?$")
+
+
+class ComboError(ValueError):
+    """A combination file that cannot be used; the message names the file, entry and field."""
+
+
+@dataclass(frozen=True)
+class Combo:
+    name: str
+    torch: str
+    index_url: str
+    backend: str
+    rocm: str
+    python: str
+    packages: tuple[str, ...] = ()
+    runner: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def report_name(self) -> str:
+        return f"reports/{self.name}.json"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["packages"] = list(self.packages)
+        data["runner"] = list(self.runner)
+        data["report"] = self.report_name
+        return data
+
+
+@dataclass
+class _Field:
+    kind: type
+    required: bool = True
+    default: Any = None
+
+
+_FIELDS: dict[str, _Field] = {
+    "name": _Field(str),
+    "torch": _Field(str),
+    "index_url": _Field(str, required=False, default=""),
+    "backend": _Field(str),
+    "rocm": _Field(str, required=False, default=""),
+    "python": _Field(str),
+    "packages": _Field(list, required=False),
+    "runner": _Field(list, required=False),
+    "source": _Field(str, required=False, default=""),
+}
+
+
+def load_combos(path: str | os.PathLike[str]) -> list[Combo]:
+    """Read and validate a combinations file; raise ComboError with one clear line."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ComboError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ComboError(f"{path}: cannot read ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ComboError(f"{path}: not valid TOML ({exc})") from None
+    entries = data.get("combo")
+    if not isinstance(entries, list) or not entries:
+        raise ComboError(f"{path}: no [[combo]] entries")
+    combos: list[Combo] = []
+    seen: set[str] = set()
+    for number, entry in enumerate(entries, start=1):
+        combo = _validate_entry(entry, f"{path}: combo #{number}")
+        if combo.name in seen:
+            raise ComboError(f"{path}: combo #{number}: name {combo.name!r} is used twice")
+        seen.add(combo.name)
+        combos.append(combo)
+    return combos
+
+
+def _validate_entry(entry: Any, where: str) -> Combo:
+    if not isinstance(entry, dict):
+        raise ComboError(f"{where}: expected a table")
+    name = entry.get("name")
+    if isinstance(name, str) and name:
+        where = f"{where} ({name!r})"
+    unknown = sorted(set(entry) - set(_FIELDS))
+    if unknown:
+        raise ComboError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")
+    values: dict[str, Any] = {}
+    for key, spec in _FIELDS.items():
+        if key not in entry:
+            if spec.required:
+                raise ComboError(f"{where}: field {key!r} is missing")
+            values[key] = [] if spec.kind is list else spec.default
+            continue
+        value = entry[key]
+        if not isinstance(value, spec.kind):
+            raise ComboError(f"{where}: field {key!r} must be a {spec.kind.__name__}, got {value!r}")
+        if spec.kind is list and not all(isinstance(v, str) for v in value):
+            raise ComboError(f"{where}: field {key!r} must be a list of strings, got {value!r}")
+        values[key] = value
+    _check_semantics(values, where)
+    return Combo(
+        name=values["name"],
+        torch=values["torch"],
+        index_url=values["index_url"],
+        backend=values["backend"],
+        rocm=values["rocm"],
+        python=values["python"],
+        packages=tuple(values["packages"]),
+        runner=tuple(values["runner"]),
+        source=values["source"],
+    )
+
+
+def _check_semantics(values: dict[str, Any], where: str) -> None:
+    if not NAME_RE.match(values["name"]):
+        raise ComboError(f"{where}: field 'name' must be letters, digits, '.', '_' or '-', got {values['name']!r}")
+    torch_req = _requirement(values["torch"], where, "torch")
+    if torch_req.name != "torch":
+        raise ComboError(f"{where}: field 'torch' must be a torch requirement, got {values['torch']!r}")
+    for package in values["packages"]:
+        if _requirement(package, where, "packages").name == "torch":
+            raise ComboError(f"{where}: field 'packages' must not list torch (use the 'torch' field)")
+    backend = values["backend"]
+    if backend not in BACKENDS:
+        raise ComboError(f"{where}: field 'backend' must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if not PYTHON_RE.match(values["python"]):
+        raise ComboError(f"{where}: field 'python' must look like '3.11', got {values['python']!r}")
+    url = values["index_url"]
+    if url and not url.startswith(("https://", "http://", "file://")):
+        raise ComboError(f"{where}: field 'index_url' must be an http(s) or file URL, got {url!r}")
+    rocm = values["rocm"]
+    if backend == "rocm":
+        if not rocm:
+            raise ComboError(f"{where}: field 'rocm' is required when backend is 'rocm'")
+        try:
+            Version(rocm)
+        except InvalidVersion:
+            raise ComboError(f"{where}: field 'rocm' is not a version: {rocm!r}") from None
+        match = ROCM_INDEX_RE.search(url)
+        # The wheel index decides which ROCm the torch build links against: a mismatch here is
+        # exactly the silent misconfiguration the matrix exists to avoid.
+        if match is None:
+            raise ComboError(f"{where}: field 'index_url' must be a PyTorch ROCm index (.../whl/rocmX.Y), got {url!r}")
+        if Version(match.group(1)).release[:2] != Version(rocm).release[:2]:
+            raise ComboError(f"{where}: field 'index_url' is for ROCm {match.group(1)} but 'rocm' says {rocm}")
+    elif rocm:
+        raise ComboError(f"{where}: field 'rocm' must be empty when backend is {backend!r}")
+
+
+def _requirement(text: str, where: str, key: str) -> Requirement:
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        detail = str(exc).splitlines()[0]  # packaging adds a multi-line caret diagram
+        raise ComboError(f"{where}: field {key!r} has an invalid requirement {text!r} ({detail})") from None
+
+
+# -- can this machine run a combination? ---------------------------------------------------
+def amd_gpu_present(root: str | os.PathLike[str] | None = None) -> bool:
+    """The kernel reports an AMD GPU node and /dev/kfd exists (read below PYTEST_ROCM_SYSROOT)."""
+    base = Path(root if root is not None else os.environ.get("PYTEST_ROCM_SYSROOT", "/"))
+    if not (base / "dev/kfd").exists():
+        return False
+    for props in (base / "sys/class/kfd/kfd/topology/nodes").glob("*/properties"):
+        try:
+            text = props.read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "simd_count" and value.strip().isdigit() and int(value) > 0:
+                return True
+    return False
+
+
+def nvidia_gpu_present(root: str | os.PathLike[str] | None = None) -> bool:
+    base = Path(root if root is not None else os.environ.get("PYTEST_ROCM_SYSROOT", "/"))
+    gpus = base / "proc/driver/nvidia/gpus"
+    return gpus.is_dir() and any(gpus.iterdir())
+
+
+def runnable_here(combo: Combo, root: str | os.PathLike[str] | None = None) -> tuple[bool, str]:
+    """Whether this machine has the accelerator the combination needs, and why not."""
+    if combo.backend == "rocm" and not amd_gpu_present(root):
+        return False, f"{combo.name} needs an AMD GPU (ROCm {combo.rocm}); this machine has none (no /dev/kfd GPU node)"
+    if combo.backend == "cuda" and not nvidia_gpu_present(root):
+        return False, f"{combo.name} needs an NVIDIA GPU; this machine has none"
+    return True, ""
+
+
+# -- CI job matrices -----------------------------------------------------------------------
+def emit_json(combos: list[Combo]) -> str:
+    return json.dumps([c.to_dict() for c in combos], indent=2)
+
+
+def emit_github(combos: list[Combo]) -> str:
+    """``strategy.matrix`` for GitHub Actions: ``matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}``."""
+    include = [
+        {
+            "name": c.name,
+            "python": c.python,
+            "backend": c.backend,
+            "rocm": c.rocm,
+            "runs-on": list(c.runner) or ["ubuntu-latest"],
+            "report": c.report_name,
+        }
+        for c in combos
+    ]
+    return json.dumps({"include": include}, indent=2)
+
+
+def emit_gitlab(combos: list[Combo]) -> str:
+    """A child-pipeline definition (JSON is valid YAML): one job per combination, tagged with its runner labels."""
+    jobs: dict[str, Any] = {}
+    for c in combos:
+        jobs[f"compat:{c.name}"] = {
+            "stage": "test",
+            "image": f"python:{c.python}",
+            "tags": [label for label in c.runner if label != "self-hosted"],
+            "script": [
+                "pip install nox",
+                f"nox -s suite-{c.name}",
+            ],
+            "artifacts": {"when": "always", "paths": [c.report_name]},
+        }
+    return json.dumps({"stages": ["test"], **jobs}, indent=2)
+
+
+EMITTERS = {"json": emit_json, "github": emit_github, "gitlab": emit_gitlab}
+
+
+def render_text(combos: list[Combo]) -> str:
+    rows = [("name", "torch", "backend", "rocm", "python", "here")]
+    for c in combos:
+        ok, reason = runnable_here(c)
+        rows.append((c.name, c.torch, c.backend, c.rocm or "-", c.python, "yes" if ok else "no"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows)
+
+
+def default_combos_path() -> Path:
+    """matrix/combos.toml of a checkout, or the current directory's."""
+    checkout = Path(__file__).resolve().parent.parent / "matrix" / "combos.toml"
+    return checkout if checkout.exists() else Path("matrix/combos.toml")
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--file", type=Path, default=None, help="combinations file (default: matrix/combos.toml)")
+    parser.add_argument(
+        "--emit", choices=["text", *EMITTERS], default="text", help="output: a table, JSON, or a CI job matrix"
+    )
+    parser.add_argument("--backend", choices=BACKENDS, default=None, help="only combinations of this backend")
+    parser.add_argument("--name", action="append", default=None, help="only this combination (repeatable)")
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.file or default_combos_path()
+    try:
+        combos = load_combos(path)
+    except ComboError as exc:
+        print(f"rocm-compat matrix: {exc}", file=sys.stderr)
+        return 2
+    if args.backend:
+        combos = [c for c in combos if c.backend == args.backend]
+    if args.name:
+        known = {c.name for c in combos}
+        missing = [n for n in args.name if n not in known]
+        if missing:
+            print(f"rocm-compat matrix: {path}: no combination named {missing[0]!r}", file=sys.stderr)
+            return 2
+        combos = [c for c in combos if c.name in args.name]
+    print(render_text(combos) if args.emit == "text" else EMITTERS[args.emit](combos))
+    return 0

@@ -1,0 +1,131 @@
+"""matrix/combos.toml validation, the runnable-here decision, CI job matrices, the noxfile."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm import cli
+from pytest_rocm.matrix import ComboError, Combo, load_combos, runnable_here
+
+ROOT = Path(__file__).resolve().parent.parent
+COMBOS = ROOT / "matrix" / "combos.toml"
+
+GOOD = """
+[[combo]]
+name = "torch2.6-rocm6.2.4"
+torch = "torch==2.6.0"
+index_url = "https://download.pytorch.org/whl/rocm6.2.4"
+backend = "rocm"
+rocm = "6.2.4"
+python = "3.12"
+packages = ["transformers==4.49.0"]
+runner = ["self-hosted", "gfx942"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "combos.toml"
+    path.write_text(text)
+    return path
+
+
+def test_shipped_file_is_valid_and_has_the_known_good_pairs() -> None:
+    combos = {c.name: c for c in load_combos(COMBOS)}
+    pairs = {(c.torch.split("==")[1].rsplit(".", 1)[0], c.rocm) for c in combos.values() if c.backend == "rocm"}
+    # the pairs users rely on (ROCM-FACTS.md): 2.0-2.1 with 5.4-5.6, 2.3 with 6.0, 2.4 with 6.1, 2.5-2.6 with 6.2
+    for pair in [("2.0", "5.4.2"), ("2.1", "5.6"), ("2.3", "6.0"), ("2.4", "6.1"), ("2.5", "6.2"), ("2.6", "6.2.4")]:
+        assert pair in pairs
+    assert any(c.backend == "cpu" for c in combos.values())
+    for c in combos.values():
+        if c.backend == "rocm":
+            assert c.index_url.endswith(f"/whl/rocm{c.rocm}"), c.name
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('backend = "rocm"', 'backend = "metal"'), "field 'backend' must be one of rocm, cuda, cpu, got 'metal'"),
+        (('torch = "torch==2.6.0"', 'torch = "torch=2.6.0"'), "field 'torch' has an invalid requirement"),
+        (('torch = "torch==2.6.0"', 'torch = "numpy==2.0"'), "field 'torch' must be a torch requirement"),
+        (('rocm = "6.2.4"\n', 'rocm = "6.1"\n'), "field 'index_url' is for ROCm 6.2.4 but 'rocm' says 6.1"),
+        (('python = "3.12"', 'python = "python3"'), "field 'python' must look like '3.11'"),
+        (('python = "3.12"\n', ""), "field 'python' is missing"),
+        (('runner = ["self-hosted", "gfx942"]', 'runner = "gfx942"'), "field 'runner' must be a list"),
+        (('packages = ["transformers==4.49.0"]', 'packages = ["torch==2.5"]'), "must not list torch"),
+        (('name = "torch2.6-rocm6.2.4"', 'name = "bad name"'), "field 'name' must be letters"),
+        (('runner =', 'runners ='), "unknown field 'runners'"),
+    ],
+)
+def test_bad_entry_names_entry_and_field(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    assert change[0] in GOOD
+    path = write(tmp_path, GOOD.replace(change[0], change[1]))
+    with pytest.raises(ComboError) as info:
+        load_combos(path)
+    text = str(info.value)
+    assert message in text
+    assert str(path) in text and "combo #1" in text
+    assert "\n" not in text
+
+
+def test_duplicate_name_and_broken_toml(tmp_path: Path) -> None:
+    with pytest.raises(ComboError, match="name 'torch2.6-rocm6.2.4' is used twice"):
+        load_combos(write(tmp_path, GOOD + GOOD))
+    with pytest.raises(ComboError, match="not valid TOML"):
+        load_combos(write(tmp_path, "[[combo]\nname="))
+    with pytest.raises(ComboError, match=r"no \[\[combo\]\] entries"):
+        load_combos(write(tmp_path, "title = 'x'\n"))
+
+
+def test_rocm_combo_needs_an_amd_gpu_node(tmp_path: Path, data_dir: Path) -> None:
+    combo = load_combos(write(tmp_path, GOOD))[0]
+    root = tmp_path / "root"
+    root.mkdir()
+    ok, reason = runnable_here(combo, root)
+    assert not ok and "needs an AMD GPU (ROCm 6.2.4)" in reason
+    # a CPU node only (simd_count 0) is still no GPU
+    node0 = root / "sys/class/kfd/kfd/topology/nodes/0"
+    node0.mkdir(parents=True)
+    (node0 / "properties").write_text("cpu_cores_count 16\nsimd_count 0\n")
+    (root / "dev").mkdir()
+    (root / "dev/kfd").write_text("")
+    assert not runnable_here(combo, root)[0]
+    node1 = root / "sys/class/kfd/kfd/topology/nodes/1"
+    node1.mkdir(parents=True)
+    (node1 / "properties").write_text("simd_count 192\ngfx_target_version 110000\n")
+    assert runnable_here(combo, root) == (True, "")
+    cpu = Combo(name="c", torch="torch==2.13.0", index_url="", backend="cpu", rocm="", python="3.11")
+    assert runnable_here(cpu, tmp_path / "nothing") == (True, "")
+
+
+def test_emit_github_and_gitlab_matrices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["matrix", "--emit", "github", "--backend", "rocm"]) == 0
+    include = json.loads(capsys.readouterr().out)["include"]
+    assert include and all(job["backend"] == "rocm" for job in include)
+    assert all("self-hosted" in job["runs-on"] and job["report"].startswith("reports/") for job in include)
+    assert cli.main(["matrix", "--emit", "gitlab", "--name", "cpu-torch2.13"]) == 0
+    pipeline = json.loads(capsys.readouterr().out)
+    assert pipeline["compat:cpu-torch2.13"]["script"][-1] == "nox -s suite-cpu-torch2.13"
+
+
+def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, GOOD.replace('backend = "rocm"', 'backend = "x"'))
+    assert cli.main(["matrix", "--file", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocm-compat matrix: ") and "field 'backend'" in err and "\n" not in err
+    assert cli.main(["matrix", "--name", "nope"]) == 2
+    assert "no combination named 'nope'" in capsys.readouterr().err
+
+
+def test_noxfile_lists_one_session_per_combo() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "nox", "-l", "-f", str(ROOT / "noxfile.py")],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    for combo in load_combos(COMBOS):
+        assert f"suite-{combo.name} " in out
+    assert "- table" in out  # listed but not run by default
