@@ -1,0 +1,152 @@
+"""The one seam between detection and the machine: every read of the outside world goes here.
+
+Paths are absolute machine paths (``/sys/class/kfd/...``) and are resolved below the root named
+by ``PYTEST_ROCM_SYSROOT`` (default ``/``), so tests lay out a fake tree and point the seam at it.
+Environment variables, group names, distribution versions and the torch module come through the
+same object; tests pass their own (``Seam(sysroot=tmp, environ={...}, torch_loader=...)``) or
+subclass it (to make a file raise EPERM, which root cannot get from chmod).
+
+No torch import here: ``load_torch`` imports it when detection asks, never at module import.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
+
+SYSROOT_VARIABLE = "PYTEST_ROCM_SYSROOT"
+
+
+class SysrootError(ValueError):
+    """PYTEST_ROCM_SYSROOT names no usable directory; the message is one line for the user."""
+
+
+def check_sysroot(value: str | None) -> Path:
+    """The sysroot as a Path; raises SysrootError naming the variable and the fault.
+
+    None or an empty string means ``/``.
+    """
+    if not value:
+        return Path("/")
+    path = Path(value)
+    if not path.exists():
+        raise SysrootError(f"{SYSROOT_VARIABLE}={value}: no such directory")
+    if not path.is_dir():
+        raise SysrootError(f"{SYSROOT_VARIABLE}={value}: not a directory")
+    return path
+
+
+class Seam:
+    """All I/O detection needs. Each method may raise OSError; detection catches and records."""
+
+    def __init__(
+        self,
+        sysroot: str | Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        torch_loader: Callable[[], ModuleType] | None = None,
+        groups: Sequence[str] | None = None,
+        distributions: Mapping[str, str | None] | None = None,
+        python: str | None = None,
+        platform_name: str | None = None,
+    ) -> None:
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        if sysroot is None:
+            sysroot = check_sysroot(self.environ.get(SYSROOT_VARIABLE))
+        self.root = Path(sysroot)
+        self._torch_loader = torch_loader
+        self._groups = None if groups is None else list(groups)
+        self._distributions = distributions
+        self._python = python
+        self._platform = platform_name
+
+    # -- files below the sysroot ------------------------------------------------------------
+    def path(self, path: str) -> Path:
+        """The real location of the machine path ``path`` (``/sys/...``) under the sysroot."""
+        return self.root / path.lstrip("/")
+
+    def read_text(self, path: str) -> str:
+        return self.path(path).read_text(encoding="utf-8", errors="replace")
+
+    def exists(self, path: str) -> bool:
+        return self.path(path).exists()
+
+    def is_dir(self, path: str) -> bool:
+        return self.path(path).is_dir()
+
+    def listdir(self, path: str) -> list[str]:
+        return os.listdir(self.path(path))
+
+    def can_open_rw(self, path: str) -> bool:
+        """Whether this process can open ``path`` read-write (how rocminfo tests /dev/kfd)."""
+        try:
+            fd = os.open(self.path(path), os.O_RDWR)
+        except OSError:
+            return False
+        os.close(fd)
+        return True
+
+    # -- the process ------------------------------------------------------------------------
+    def getenv(self, name: str) -> str | None:
+        return self.environ.get(name)
+
+    def groups(self) -> list[str]:
+        """Names of this process's groups (supplementary and primary)."""
+        if self._groups is not None:
+            return list(self._groups)
+        import grp  # POSIX only; imported here so the module imports everywhere
+
+        names: list[str] = []
+        for gid in sorted({*os.getgroups(), os.getgid()}):
+            try:
+                name = grp.getgrgid(gid).gr_name
+            except KeyError:
+                name = str(gid)
+            if name not in names:
+                names.append(name)
+        return names
+
+    def distribution_version(self, name: str) -> str | None:
+        """Installed version of a distribution from its metadata (never imported); None if absent."""
+        if self._distributions is not None:
+            return self._distributions.get(name)
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    def load_torch(self) -> ModuleType:
+        """Import torch (or the test's fake). Raises whatever the import raises."""
+        if self._torch_loader is not None:
+            return self._torch_loader()
+        import torch  # noqa: PLC0415 - lazily, on purpose
+
+        return torch
+
+    def python_version(self) -> str:
+        return self._python if self._python is not None else platform.python_version()
+
+    def platform(self) -> str:
+        return self._platform if self._platform is not None else platform.platform()
+
+    def run(self, argv: Sequence[str], timeout: float = 10.0) -> str | None:
+        """Stdout of a command, or None when it is missing, fails or times out."""
+        try:
+            done = subprocess.run(
+                list(argv), capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+
+def default_seam() -> Seam:
+    """The real machine, rooted at PYTEST_ROCM_SYSROOT. Raises SysrootError when that is bad."""
+    return Seam()
+
+
+__all__ = ["SYSROOT_VARIABLE", "Seam", "SysrootError", "check_sysroot", "default_seam"]
