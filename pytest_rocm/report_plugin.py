@@ -1,1 +1,173 @@
-"""Report hooks (scaffold)."""
+"""Report hooks: ``--rocm-report=FILE`` writes the compatibility report (see ``report``).
+
+Thin: the hooks collect phase reports and hand them to pure functions in ``pytest_rocm.report``.
+Under pytest-xdist only the controller writes; it receives every worker's reports (with their
+user_properties) through ``pytest_runtest_logreport``, and xdist's report for a crashed worker.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rocm import isolation, report
+from pytest_rocm.environment import Environment
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # The options belong to pytest_rocm/options.py (core plugin). Declared here only while the
+    # plugin does not load that module yet, so this area works and is testable on its own.
+    if _core_declares_options():
+        return
+    group = parser.getgroup("rocm")
+    try:
+        group.addoption("--rocm-report", dest="rocm_report", default=None, metavar="FILE",
+                        help="write the compatibility report (JSON) to FILE")
+        group.addoption("--rocm-label", dest="rocm_label", default=None, metavar="TEXT",
+                        help="the report's column label (default: backend, torch, rocm, gfx)")
+        parser.addini("rocm_report", "write the compatibility report to this file", default="")
+        parser.addini("rocm_label", "the report's column label", default="")
+    except ValueError:  # already declared elsewhere
+        pass
+
+
+def _core_declares_options() -> bool:
+    if "pytest_rocm.options" in sys.modules:
+        return True
+    plugin = sys.modules.get("pytest_rocm.plugin")
+    return any("options" in name for name in getattr(plugin, "pytest_plugins", []))
+
+
+# -- bridges to the core plugin (state.py); fallbacks keep this area working without it ---------
+def setting(config: pytest.Config, name: str) -> Any:
+    """An option's value, else the ini value of the same name, else None."""
+    value = config.getoption(name, None)
+    if value in (None, ""):
+        try:
+            value = config.getini(name)
+        except (ValueError, KeyError):
+            value = None
+    return value or None
+
+
+def environment_of(config: pytest.Config) -> Environment:
+    try:
+        from pytest_rocm import state
+    except ImportError:
+        state = None  # type: ignore[assignment]
+    if state is not None and hasattr(state, "get_environment"):
+        return state.get_environment(config)
+    env_file = setting(config, "rocm_env")
+    return Environment.load(env_file) if env_file else Environment()
+
+
+def device_string_of(config: pytest.Config) -> str | None:
+    try:
+        from pytest_rocm import state
+
+        return state.device_string(config)
+    except (ImportError, AttributeError):
+        return setting(config, "rocm_device")
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+# -- hooks ------------------------------------------------------------------------------------------
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    isolation.configure(config)
+    path = setting(config, "rocm_report")
+    if not path:
+        return
+    config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
+    if not is_worker(config):
+        config.pluginmanager.register(ReportWriter(config, Path(path)), "rocm-report-writer")
+
+
+class FeatureTagger:
+    """Hands the ``feature`` marker's name to the report through user_properties (works in workers)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            marker = item.get_closest_marker("feature")
+            if marker is not None and marker.args:
+                item.user_properties.append((report.FEATURE_PROPERTY, str(marker.args[0])))
+
+
+class ReportWriter:
+    """Gathers phase reports per test, appends each finished record to the sidecar, writes the JSON."""
+
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.pending: dict[str, list[Any]] = {}
+        self.started: dict[str, float] = {}
+        self.results: list[dict[str, Any]] = []
+        self.sidecar: report.Sidecar | None = None
+        self.label = ""
+        self.environment: dict[str, Any] = {}
+        self.timeout = _timeout_seconds(config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        env = environment_of(self.config)
+        device = device_string_of(self.config)
+        self.label = setting(self.config, "rocm_label") or report.default_label(env, device)
+        self.environment = report.jsonable(env.to_dict())
+        self.created = report.now_iso()
+        header = {"label": self.label, "created": self.created, "environment": self.environment, "device": device}
+        self.device = device
+        self.sidecar = report.Sidecar(report.sidecar_path(self.path), header)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.started[nodeid] = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.pending.setdefault(report.nodeid, []).append(report)
+        if report.when in ("teardown", "???"):
+            self._finish(report.nodeid)
+
+    def _finish(self, nodeid: str) -> None:
+        phases = self.pending.pop(nodeid)
+        start = self.started.pop(nodeid, None)
+        elapsed = time.monotonic() - start if start is not None else None
+        record = report.build_record(nodeid, phases, elapsed, self.timeout)
+        self.results.append(record)
+        if self.sidecar is not None:
+            self.sidecar.append(record)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        for nodeid in list(self.pending):  # interrupted mid-test (Ctrl-C, -x): keep what is known
+            self._finish(nodeid)
+        document = report.assemble(self.label, self.environment, self.results, self.created, device=self.device)
+        report.write_json(self.path, document)
+        if self.sidecar is not None:
+            self.sidecar.close(remove=True)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        summary = report.summarize(self.results)
+        counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
+        terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
+
+
+def _timeout_seconds(config: pytest.Config) -> float | None:
+    """pytest-timeout's global timeout (option or ini), to tell its kills from other crashes."""
+    value = config.getoption("timeout", None)
+    if value in (None, ""):
+        try:
+            value = config.getini("timeout")
+        except (ValueError, KeyError):
+            value = None
+    try:
+        seconds = float(value) if value not in (None, "") else 0.0
+    except (TypeError, ValueError):
+        return None
+    return seconds or None
