@@ -358,7 +358,8 @@ def environment_warnings(env: Environment) -> list[str]:
         if device.in_build is False:
             expect = "hipErrorNoBinaryForGpu" if env.backend == "rocm" else "'no kernel image is available'"
             warnings.append(
-                f"{device.gfx} (device {device.index}) is not in this torch build's arch list: expect {expect}"
+                f"{device.gfx} is not in this torch build's arch list: expect {expect} "
+                f"(device {device.index}, {device.name})"
             )
     override = env.variables.get("HSA_OVERRIDE_GFX_VERSION")
     if override:
@@ -373,6 +374,13 @@ def environment_warnings(env: Environment) -> list[str]:
             native = [d for d in env.devices if d.hardware_gfx == target]
             if native and not spoofed:
                 warnings.append(f"HSA_OVERRIDE_GFX_VERSION={override} is set but {target} needs no override")
+    else:
+        for device in env.devices:
+            if device.hardware_gfx and device.hardware_gfx != device.gfx:
+                warnings.append(
+                    f"device {device.index} reports {device.gfx} but the kernel says it is {device.hardware_gfx} "
+                    "(a per-node HSA_OVERRIDE_GFX_VERSION_<node>, or a device order this tool misread)"
+                )
     if env.hip and not env.devices and amd_gpus:
         if not env.system.kfd:
             warnings.append("no /dev/kfd: the amdgpu driver is not loaded, or the container lacks --device /dev/kfd")
