@@ -1,4 +1,118 @@
-"""Parity fixtures and the tolerance marker (scaffold)."""
+"""Parity fixtures (``parity``, ``parity_dtype``) and the ``tolerance`` marker.
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "tolerance(dtype, rtol=None, atol=None, normwise=None): test")
+Importing this module never imports torch: the marker is validated with the torch-free tolerance
+table, and assert_parity is imported inside the fixture.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_rocm.outcomes import PARITY_PROPERTY
+from pytest_rocm.tolerances import DTYPE_NAMES, parse_marker
+
+#: the low-precision dtypes parity_dtype runs a test for
+LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
+
+MARKER_HELP = (
+    "tolerance(dtype, rtol=None, atol=None, normwise=None): parity tolerance for one dtype "
+    f"({', '.join(DTYPE_NAMES)}) in this test; overrides the default table, call arguments of "
+    "parity(...) override it"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+
+
+def marker_tolerances(item: pytest.Item) -> dict[str, dict[str, float]]:
+    """{dtype: overrides} from the item's tolerance markers; the closest marker wins per key."""
+    merged: dict[str, dict[str, float]] = {}
+    # iter_markers yields the closest first (function, then class, then module): apply in reverse
+    for mark in reversed(list(item.iter_markers("tolerance"))):
+        dtype, overrides = parse_marker(mark.args, mark.kwargs)
+        merged.setdefault(dtype, {}).update(overrides)
+    return merged
+
+
+def marker_errors(items: list[pytest.Item]) -> list[str]:
+    errors = []
+    for item in items:
+        for mark in item.iter_markers("tolerance"):
+            try:
+                parse_marker(mark.args, mark.kwargs)
+            except ValueError as exc:
+                errors.append(f"{item.nodeid}: bad @pytest.mark.tolerance: {exc}")
+    return errors
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    # A bad marker is a mistake in the test file, like a syntax error: stop before running anything.
+    errors = marker_errors(items)
+    if errors:
+        raise pytest.UsageError("\n".join(errors))
+
+
+class Parity:
+    """``parity(fn, *args, **kw)``: assert_parity on the test's device with its tolerance markers."""
+
+    def __init__(self, request: pytest.FixtureRequest, device: Any,
+                 marker: dict[str, dict[str, float]], dtype: str | None) -> None:
+        self.request = request
+        self.device = device
+        self.marker_tolerances = marker
+        #: the test's parity_dtype, used as ``dtypes`` when a call names none
+        self.dtype = dtype
+
+    def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        from pytest_rocm.parity import DtypeUnsupported, ParityError, assert_parity
+
+        kw.setdefault("device", self.device)
+        if self.dtype is not None:
+            kw.setdefault("dtypes", (self.dtype,))
+        if self.marker_tolerances:
+            base = {d: dict(v) for d, v in self.marker_tolerances.items()}
+            for dtype, extra in (kw.get("default_tolerances") or {}).items():
+                base.setdefault(dtype, {}).update(extra)
+            kw["default_tolerances"] = base
+        try:
+            result = assert_parity(fn, *args, **kw)
+        except ParityError as exc:
+            self._record(exc.result)
+            raise
+        except DtypeUnsupported as exc:
+            self._record(exc.result)
+            pytest.skip(f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
+                        + "; ".join(exc.dtypes.values()))
+        self._record(result)
+        return result
+
+    def _record(self, result: Any) -> None:
+        records = result.records() if result is not None else []
+        self.request.node.user_properties.append((PARITY_PROPERTY, records))
+
+
+def _device_under_test(request: pytest.FixtureRequest) -> Any:
+    try:
+        return request.getfixturevalue("rocm_device")
+    except pytest.FixtureLookupError:
+        # Until the core plugin provides rocm_device: the CPU.
+        import torch
+
+        return torch.device("cpu")
+
+
+@pytest.fixture
+def parity(request: pytest.FixtureRequest) -> Parity:
+    """assert_parity bound to the device under test and the test's ``tolerance`` markers."""
+    dtype = request.getfixturevalue("parity_dtype") if "parity_dtype" in request.fixturenames else None
+    return Parity(request, _device_under_test(request), marker_tolerances(request.node), dtype)
+
+
+@pytest.fixture(params=LOW_PRECISION_DTYPES, ids=LOW_PRECISION_DTYPES)
+def parity_dtype(request: pytest.FixtureRequest) -> str:
+    """The low-precision dtype name ("float16" or "bfloat16") this instance of the test checks."""
+    return request.param

@@ -1,0 +1,214 @@
+"""Comparing one output tensor of a run against its float64 reference.
+
+All metrics are computed on the CPU in float64, in as few passes over the data as we can manage:
+everything that depends only on the reference (|ref|, its norm, finiteness) is computed once per
+output and shared by every dtype (:class:`Reference`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from pytest_rocm.tolerances import Tolerance
+
+#: failure kinds, most severe first (a result's kind is the most severe of its comparisons)
+KINDS: tuple[str, ...] = ("structure", "non-finite", "mismatch", "vacuous")
+
+
+@dataclass
+class Comparison:
+    """One output (or gradient) of one dtype's run, against the reference."""
+
+    dtype: str
+    name: str
+    mode: str
+    ok: bool
+    kind: str | None  # None when ok; one of KINDS otherwise ("vacuous" also when allowed)
+    max_abs: float | None = None
+    max_rel: float | None = None
+    normwise: float | None = None
+    n_bad: int = 0
+    numel: int = 0
+    rtol: float | None = None
+    atol: float | None = None
+    normwise_tol: float | None = None
+    #: (index, got, expected) of the worst element: the most out of bound, else the largest error
+    worst: tuple[tuple[int, ...], float, float] | None = None
+    detail: str = ""
+    #: cpu-relative mode: the CPU same-dtype run's error and the factor it may be exceeded by
+    cpu_max_abs: float | None = None
+    cpu_factor: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """The report's parity record: DESIGN.md schema fields first, then ours."""
+        rec: dict[str, Any] = {
+            "dtype": self.dtype,
+            "max_abs": self.max_abs,
+            "max_rel": self.max_rel,
+            "normwise": self.normwise,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "ok": self.ok,
+            "name": self.name,
+            "kind": self.kind,
+            "n_bad": self.n_bad,
+            "mode": self.mode,
+            "normwise_tol": self.normwise_tol,
+            "numel": self.numel,
+        }
+        if self.worst is not None:
+            rec["worst_index"] = list(self.worst[0])
+            rec["worst_got"] = self.worst[1]
+            rec["worst_expected"] = self.worst[2]
+        if self.cpu_max_abs is not None:
+            rec["cpu_max_abs"] = self.cpu_max_abs
+            rec["cpu_factor"] = self.cpu_factor
+        if self.detail:
+            rec["detail"] = self.detail
+        rec.update(self.extra)
+        return rec
+
+
+class Reference:
+    """A float64 (or integer) reference output with what every comparison against it reuses."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.tensor = tensor.detach().cpu()
+        self.is_float = self.tensor.is_floating_point()
+        self.numel = self.tensor.numel()
+        if not self.is_float:
+            return
+        ref = self.tensor.to(torch.float64)
+        self.tensor = ref
+        self.abs = ref.abs()
+        finite = torch.isfinite(ref)
+        self.all_finite = bool(finite.all())
+        self.finite = None if self.all_finite else finite
+        fin_abs = self.abs if self.all_finite else torch.where(finite, self.abs, 0.0)
+        self.max_abs = float(fin_abs.max()) if self.numel else 0.0
+        self.norm = float(torch.linalg.vector_norm(fin_abs)) if self.numel else 0.0
+        self.rms = self.norm / math.sqrt(self.numel) if self.numel else 0.0
+        # 1/|ref| with 0 where ref is 0 or non-finite: max_rel skips those elements
+        self.inv_abs = torch.where(fin_abs > 0, fin_abs.reciprocal(), 0.0)
+
+
+def _unravel(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size if size else 0)
+        flat = flat // size if size else 0
+    return tuple(reversed(index))
+
+
+def _worst(got: torch.Tensor, ref: torch.Tensor, flat: int) -> tuple[tuple[int, ...], float, float]:
+    return (_unravel(flat, ref.shape), float(got.reshape(-1)[flat]), float(ref.reshape(-1)[flat]))
+
+
+def compare_exact(got: torch.Tensor, ref: Reference, base: Comparison) -> Comparison:
+    """Integer and bool outputs (indices, masks): equal or not; errors reported as numbers."""
+    g = got.detach().cpu()
+    diff = (g.to(torch.float64) - ref.tensor.to(torch.float64)).abs_()
+    bad = g != ref.tensor
+    base.n_bad = int(bad.sum())
+    base.numel = ref.numel
+    base.rtol = base.atol = base.normwise_tol = 0.0
+    base.max_abs = float(diff.max()) if ref.numel else 0.0
+    ref_norm = float(torch.linalg.vector_norm(ref.tensor.to(torch.float64))) if ref.numel else 0.0
+    base.normwise = _ratio(float(torch.linalg.vector_norm(diff)) if ref.numel else 0.0, ref_norm)
+    nz = ref.tensor != 0
+    base.max_rel = float((diff[nz] / ref.tensor[nz].abs().to(torch.float64)).max()) if bool(nz.any()) else 0.0
+    if base.n_bad:
+        flat = int(bad.reshape(-1).to(torch.uint8).argmax())
+        base.worst = _worst(g.to(torch.float64), ref.tensor.to(torch.float64), flat)
+        base.ok, base.kind = False, "mismatch"
+    else:
+        base.ok, base.kind = True, None
+    return base
+
+
+def _ratio(num: float, den: float) -> float:
+    if den > 0:
+        return num / den
+    return 0.0 if num == 0 else math.inf
+
+
+def compare_float(
+    got: torch.Tensor,
+    ref: Reference,
+    tol: Tolerance,
+    base: Comparison,
+    *,
+    floor: float = 0.0,
+    allow_vacuous: bool = False,
+) -> Comparison:
+    """Elementwise ``|got-ref| <= max(atol + rtol*|ref| + normwise*rms(ref), floor)``.
+
+    ``floor`` is the cpu-relative mode's allowance (k * the CPU run's max error + atol), 0 otherwise.
+    """
+    base.rtol, base.atol, base.normwise_tol = tol.rtol, tol.atol, tol.normwise
+    base.numel = ref.numel
+    g = got.detach().to("cpu", torch.float64)
+    d = torch.sub(g, ref.tensor).abs_()
+    if not ref.all_finite:
+        # where the reference is inf/nan, the same inf/nan is a match and anything else is not
+        fin = ref.finite
+        same = (g == ref.tensor) | (torch.isnan(g) & torch.isnan(ref.tensor))
+        d = torch.where(fin, d, torch.where(same, 0.0, math.inf))
+    if ref.numel == 0:
+        base.max_abs = base.max_rel = base.normwise = 0.0
+        return _vacuous(base, allow_vacuous, "empty output")
+    max_abs, flat = d.reshape(-1).max(0)
+    base.max_abs = float(max_abs)
+    if not math.isfinite(base.max_abs):
+        return _non_finite(g, ref, d, base)
+    base.max_rel = float((d * ref.inv_abs).max())
+    base.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm)
+    slack = tol.atol + tol.normwise * ref.rms
+    excess = torch.add(d, ref.abs, alpha=-tol.rtol)  # d - rtol*|ref|, compared with the slack
+    bad = excess > slack
+    if floor > 0:
+        bad &= d > floor
+    base.n_bad = int(bad.sum())
+    if base.n_bad:
+        # the worst element is the one furthest beyond its bound, relative to that bound
+        ratio = torch.where(bad, (excess - slack) / (ref.abs * tol.rtol + slack), -1.0)
+        base.worst = _worst(g, ref.tensor, int(ratio.reshape(-1).argmax()))
+        base.ok, base.kind = False, "mismatch"
+        return base
+    base.worst = _worst(g, ref.tensor, int(flat))
+    if ref.max_abs <= tol.atol:
+        return _vacuous(base, allow_vacuous, f"max |reference| = {ref.max_abs:.3g} <= atol = {tol.atol:.3g}")
+    base.ok, base.kind = True, None
+    return base
+
+
+def _vacuous(base: Comparison, allowed: bool, why: str) -> Comparison:
+    base.ok, base.kind = allowed, "vacuous"
+    base.detail = f"vacuous: {why}; the check proves nothing (allow_vacuous=True accepts it)"
+    return base
+
+
+def _non_finite(g: torch.Tensor, ref: Reference, d: torch.Tensor, base: Comparison) -> Comparison:
+    bad = ~torch.isfinite(d)
+    base.n_bad = int(bad.sum())
+    flat = int(bad.reshape(-1).to(torch.uint8).argmax())
+    base.worst = _worst(g, ref.tensor, flat)
+    fin_d = torch.where(bad, 0.0, d)
+    base.max_abs = math.inf
+    base.max_rel = math.inf
+    base.normwise = math.inf
+    base.ok, base.kind = False, "non-finite"
+    got_fin = torch.isfinite(g)
+    ref_fin_here = bool(ref.finite.reshape(-1)[flat]) if ref.finite is not None else True
+    if ref_fin_here and not bool(got_fin.reshape(-1)[flat]):
+        base.detail = f"{base.n_bad} non-finite values where the reference is finite"
+    else:
+        base.detail = f"{base.n_bad} elements where reference and output disagree on inf/nan"
+        base.kind = "non-finite" if not bool(got_fin.all()) else "mismatch"
+    base.extra["max_abs_finite"] = float(fin_d.max())
+    return base

@@ -1,0 +1,127 @@
+"""What assert_parity returns and raises: ParityResult, ParityError, DtypeUnsupported.
+
+Torch-free, so the fixture and the report can handle results without importing torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_rocm.parity_metrics import KINDS, Comparison
+
+
+@dataclass
+class ParityResult:
+    """Every comparison of one assert_parity call: one per (dtype, output or gradient)."""
+
+    name: str
+    mode: str
+    device: str
+    dtypes: tuple[str, ...]
+    comparisons: list[Comparison] = field(default_factory=list)
+    #: dtypes the op does not implement on the device: dtype -> the error text
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.comparisons)
+
+    @property
+    def failures(self) -> list[Comparison]:
+        return [c for c in self.comparisons if not c.ok]
+
+    @property
+    def kind(self) -> str | None:
+        """The most severe failure kind, None when everything passed."""
+        kinds = {c.kind for c in self.failures}
+        return next((k for k in KINDS if k in kinds), None)
+
+    def for_dtype(self, dtype: str) -> list[Comparison]:
+        return [c for c in self.comparisons if c.dtype == dtype]
+
+    def __getitem__(self, dtype: str) -> Comparison:
+        """The first output's comparison for ``dtype`` (``result["float16"].max_abs``)."""
+        found = self.for_dtype(dtype)
+        if not found:
+            raise KeyError(f"no comparison for dtype {dtype!r} (have {sorted({c.dtype for c in self.comparisons})})")
+        return found[0]
+
+    def records(self) -> list[dict[str, Any]]:
+        return [c.record() for c in self.comparisons]
+
+    def table(self) -> str:
+        return format_table(self)
+
+
+class ParityError(AssertionError):
+    """Numbers differ from the reference. ``.kind``: structure, non-finite, mismatch or vacuous."""
+
+    def __init__(self, message: str, kind: str, result: ParityResult | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.result = result
+
+
+class DtypeUnsupported(Exception):
+    """The op is not implemented for a dtype on the device (``"addmm" not implemented for 'Half'``).
+
+    Not a failure of the numbers, and not a skip by itself: plain assert_parity raises it so a caller
+    decides; the ``parity`` fixture turns it into ``pytest.skip`` naming op, dtype and backend.
+    Raised only when every dtype that did run passed (otherwise ParityError wins).
+    """
+
+    def __init__(self, message: str, op: str, dtypes: dict[str, str], backend: str,
+                 result: ParityResult | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+        self.dtypes = dtypes
+        self.backend = backend
+        self.result = result
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{value:.3g}"
+
+
+def _worst(c: Comparison) -> str:
+    if c.worst is None:
+        return "-"
+    index, got, expected = c.worst
+    return f"[{','.join(map(str, index))}] {_num(got)} vs {_num(expected)}"
+
+
+def format_table(result: ParityResult) -> str:
+    """A compact fixed-width table, one line per comparison, failures marked."""
+    header = ("dtype", "output", "status", "max_abs", "max_rel", "normwise", "n_bad",
+              "worst [index] got vs expected", "tolerance rtol/atol/normwise")
+    rows = [header]
+    for c in result.comparisons:
+        status = "ok" if c.ok and c.kind is None else (c.kind or "ok") + ("" if not c.ok else " (allowed)")
+        tol = f"{_num(c.rtol)}/{_num(c.atol)}/{_num(c.normwise_tol)}"
+        if c.cpu_max_abs is not None:
+            tol += f" or <={_num(c.cpu_factor)}x cpu {_num(c.cpu_max_abs)}"
+        rows.append((c.dtype, c.name, status, _num(c.max_abs), _num(c.max_rel), _num(c.normwise),
+                     f"{c.n_bad}/{c.numel}", _worst(c), tol))
+    for dtype, text in result.unsupported.items():
+        rows.append((dtype, result.name, "unsupported", "-", "-", "-", "-", "-", text[:60]))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    by_note: dict[tuple[str, str], list[str]] = {}
+    for c in result.comparisons:
+        if c.detail and not c.ok:
+            by_note.setdefault((c.name, c.detail), []).append(c.dtype)
+    notes = [f"{'/'.join(dtypes)} {name}: {detail}" for (name, detail), dtypes in by_note.items()]
+    return "\n".join(lines + notes)
+
+
+def failure_message(result: ParityResult) -> str:
+    kinds = sorted({c.kind for c in result.failures if c.kind}, key=KINDS.index)
+    head = (f"parity {', '.join(kinds)}: {result.name} on {result.device} "
+            f"(mode {result.mode}, reference float64 on cpu)")
+    return head + "\n" + result.table()
