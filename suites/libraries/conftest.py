@@ -1,0 +1,149 @@
+"""Library suites: per-test library facts for the report, offline Hugging Face, and triton's
+interpreter when the device under test is the CPU.
+
+Every test module names its library and class with ``pytestmark = pytest.mark.library(name,
+cls)`` (a test may override it). From that marker this conftest
+
+* names the compatibility-table row ``libraries/<class>/<library>/<check>[<params>]`` (a
+  ``feature`` marker added at collection), so the table groups libraries by class, and
+* records ``("rocm_info", {"library", "class", "version", ...})`` on the test through the
+  ``library_info`` fixture; tests add what ran (``backend``, ``target``...) to that same dict.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # the suite's helper modules, in any import mode
+
+from _library_support import LIBRARY_CLASSES, library_version  # noqa: E402
+
+# Never reach the Hugging Face Hub: the ecosystem checks build tiny models from configs.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+#: distribution name of each library module the suites import
+DISTRIBUTIONS = {
+    "triton": "triton",
+    "bitsandbytes": "bitsandbytes",
+    "flash_attn": "flash-attn",
+    "xformers": "xformers",
+    "transformers": "transformers",
+    "peft": "peft",
+    "accelerate": "accelerate",
+}
+
+
+def triton_interpret_decision(environ: dict[str, str], device_option: str | None, gpu_present: Any) -> tuple[bool, str]:
+    """Whether triton kernels must run in its interpreter (TRITON_INTERPRET=1), and why.
+
+    ``gpu_present`` is a callable (only called when the answer depends on it: it imports torch).
+    A user's own TRITON_INTERPRET wins; then ``--rocm-device`` (cpu -> interpreter, a GPU ->
+    compiled); without that option, the interpreter only when torch sees no GPU.
+    """
+    if "TRITON_INTERPRET" in environ:
+        return environ["TRITON_INTERPRET"] == "1", "TRITON_INTERPRET set by the user"
+    if device_option:
+        if device_option.strip().lower().startswith("cpu"):
+            return True, "--rocm-device=cpu"
+        return False, f"--rocm-device={device_option}"
+    if gpu_present():
+        return False, "a GPU is present"
+    return True, "no GPU: the device under test is the CPU"
+
+
+def _torch_sees_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "library(name, cls): the library a check exercises and its class "
+        f"({', '.join(LIBRARY_CLASSES)}); names the row libraries/<cls>/<name>/<check>",
+    )
+    if not any(line.split("(")[0].split(":")[0].strip() == "feature" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "feature(name): names the compatibility-table row")
+    # Must happen before the kernels are defined: @triton.jit picks interpreter or compiler at
+    # decoration time. The kernels live in _triton_kernels, imported only inside tests, so a
+    # decision made here (before any test runs, in every xdist worker) always comes first.
+    device_option = config.getoption("--rocm-device", default=None)
+    interpret, why = triton_interpret_decision(dict(os.environ), device_option, _torch_sees_gpu)
+    if interpret and "TRITON_INTERPRET" not in os.environ:
+        os.environ["TRITON_INTERPRET"] = "1"
+    config.stash[_INTERPRET_KEY] = (interpret, why)
+
+
+_INTERPRET_KEY = pytest.StashKey[tuple[bool, str]]()
+
+
+def _library_marker(item: pytest.Item) -> tuple[str, str] | None:
+    marker = item.get_closest_marker("library")
+    if marker is None:
+        return None
+    name = marker.args[0] if marker.args else marker.kwargs["name"]
+    cls = marker.args[1] if len(marker.args) > 1 else marker.kwargs["cls"]
+    if cls not in LIBRARY_CLASSES:
+        raise pytest.UsageError(f"{item.nodeid}: library class {cls!r} is not one of {', '.join(LIBRARY_CLASSES)}")
+    return name, cls
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here not in Path(str(item.path)).parents or item.get_closest_marker("feature"):
+            continue
+        lib = _library_marker(item)
+        if lib is None:
+            continue
+        name, cls = lib
+        check = item.name.split("[", 1)[0].removeprefix("test_")
+        params = item.name[len(item.name.split("[", 1)[0]) :]
+        item.add_marker(pytest.mark.feature(f"libraries/{cls}/{name}/{check}{params}"))
+
+
+@pytest.fixture(autouse=True)
+def library_info(request: pytest.FixtureRequest, record_property: Any) -> dict[str, Any]:
+    """The test's ``rocm_info`` dict, already on the report; add what ran to it."""
+    lib = _library_marker(request.node)
+    info: dict[str, Any] = {}
+    if lib is not None:
+        name, cls = lib
+        info.update(library=name, **{"class": cls}, version=library_version(DISTRIBUTIONS.get(name, name)))
+    record_property("rocm_info", info)
+    return info
+
+
+@pytest.fixture
+def triton_interpreting(request: pytest.FixtureRequest) -> tuple[bool, str]:
+    """(kernels run in triton's interpreter?, why) as decided at configure time."""
+    return request.config.stash.get(_INTERPRET_KEY, (os.environ.get("TRITON_INTERPRET") == "1", "environment"))
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> Any:
+    """The device under test: the plugin's ``rocm_device``."""
+    try:
+        return request.getfixturevalue("rocm_device")
+    except pytest.FixtureLookupError:
+        # TODO(libraries): remove once the core plugin's rocm_device fixture has landed.
+        import torch
+
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@pytest.fixture
+def gpu_device(device: Any) -> Any:
+    """The device under test when it is a GPU; GPU-only libraries skip with the reason otherwise."""
+    if device.type == "cpu":
+        pytest.skip("needs a GPU: the device under test is the CPU")
+    return device
