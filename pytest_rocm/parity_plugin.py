@@ -95,21 +95,12 @@ class Parity:
         self.request.node.user_properties.append((PARITY_PROPERTY, records))
 
 
-def _device_under_test(request: pytest.FixtureRequest) -> Any:
-    try:
-        return request.getfixturevalue("rocm_device")
-    except pytest.FixtureLookupError:
-        # Until the core plugin provides rocm_device: the CPU.
-        import torch
-
-        return torch.device("cpu")
-
-
 @pytest.fixture
-def parity(request: pytest.FixtureRequest) -> Parity:
-    """assert_parity bound to the device under test and the test's ``tolerance`` markers."""
+def parity(request: pytest.FixtureRequest, rocm_device: Any) -> Parity:
+    """assert_parity bound to the device under test (``rocm_device``: skips when there is none) and
+    the test's ``tolerance`` markers; with ``parity_dtype`` in the test, calls default to that dtype."""
     dtype = request.getfixturevalue("parity_dtype") if "parity_dtype" in request.fixturenames else None
-    return Parity(request, _device_under_test(request), marker_tolerances(request.node), dtype)
+    return Parity(request, rocm_device, marker_tolerances(request.node), dtype)
 
 
 @pytest.fixture(params=LOW_PRECISION_DTYPES, ids=LOW_PRECISION_DTYPES)

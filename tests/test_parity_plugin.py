@@ -139,3 +139,13 @@ def test_device(parity):
     assert str(parity.device) == "cpu"
 """)
     result.assert_outcomes(passed=1)
+
+
+def test_parity_skips_with_the_device_reason_when_there_is_no_device(pytester):
+    pytester.makepyfile(test_it=HEADER + """
+def test_device(parity):
+    parity(identity, X)
+""")
+    result = pytester.runpytest(*FAST[:-1], "-rs", "--rocm-gfx=gfx1100")  # a plan: no device here
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*plan for*gfx1100*"])
