@@ -1,0 +1,171 @@
+"""``vet --run``: the live check in this environment, as report records (``pytest-rocm/report/1``).
+
+1. import the package in a separate Python process with a timeout: a crash (a segfault in a
+   CUDA-only extension) or a hang becomes the outcome ``crashed`` / ``timeout``, never ours;
+2. when pytest-rocm has a library suite for it (``suites/libraries/test_<name>.py``), run that
+   suite in its own pytest process and take its records; otherwise the import record stands as the
+   generic smoke check (it lists the module's public callables).
+
+This is the only part of vet that executes the target's code, and only when asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pytest_rocm.outcomes import not_installed_reason
+
+#: runs in the child: imports one module, prints a JSON line of facts about it
+_PROBE = r"""
+import importlib, json, sys
+name = sys.argv[1]
+mod = importlib.import_module(name)
+public = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n, None)))
+facts = {"module": name, "version": str(getattr(mod, "__version__", "") or "") or None,
+         "public_callables": len(public), "examples": public[:10]}
+torch = sys.modules.get("torch")
+if torch is not None and hasattr(torch, "version"):
+    facts["torch"] = torch.__version__
+    facts["hip"] = getattr(torch.version, "hip", None)
+    facts["cuda"] = getattr(torch.version, "cuda", None)
+print("\n@@vet@@" + json.dumps(facts))
+"""
+
+
+def normalize(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def record(dist: str, check: str, outcome: str, reason: str | None, duration: float,
+           info: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"nodeid": f"vet::{dist}::{check}", "feature": f"vet/{dist}/{check}", "suite": "vet",
+            "outcome": outcome, "reason": reason, "duration": round(duration, 6), "parity": [],
+            "info": info or {}}
+
+
+def primary_module(dist: str, top_level: set[str]) -> str | None:
+    names = sorted(n for n in top_level if n.isidentifier() and not n.startswith("_"))
+    want = normalize(dist)
+    return want if want in names else (names[0] if names else (want if want.isidentifier() else None))
+
+
+def _last_error_line(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[-1][:400] if lines else "no message"
+
+
+def import_check(dist: str, module: str, timeout: float) -> dict[str, Any]:
+    """Import ``module`` in a child process; the record of how that went."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
+        try:
+            proc = subprocess.run([sys.executable, "-c", _PROBE, module], cwd=cwd, capture_output=True,
+                                  text=True, timeout=timeout, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        except subprocess.TimeoutExpired:
+            return record(dist, "import", "timeout", f"import {module} hung for more than {timeout:g} s",
+                          time.perf_counter() - started, {"module": module})
+    elapsed = time.perf_counter() - started
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = str(-proc.returncode)
+        return record(dist, "import", "crashed", f"import {module} killed by {sig}", elapsed,
+                      {"module": module, "stderr": proc.stderr[-2000:]})
+    if proc.returncode != 0:
+        return record(dist, "import", "failed", f"import {module}: {_last_error_line(proc.stderr)}", elapsed,
+                      {"module": module, "stderr": proc.stderr[-2000:]})
+    facts: dict[str, Any] = {"module": module}
+    for line in proc.stdout.splitlines():
+        if line.startswith("@@vet@@"):
+            facts.update(json.loads(line[len("@@vet@@"):]))
+    return record(dist, "import", "passed", None, elapsed, facts)
+
+
+def suites_folder() -> Path:
+    """Where the bundled suites are: the runner's answer (checkout suites/, else _suites/)."""
+    try:
+        from pytest_rocm.runner import bundled_suites
+
+        return bundled_suites()
+    except ImportError:  # pragma: no cover - the runner ships with the package
+        import pytest_rocm
+
+        package = Path(pytest_rocm.__file__).resolve().parent
+        return package.parent / "suites" if (package.parent / "suites").is_dir() else package / "_suites"
+
+
+def library_suite(dist: str, suites: Path | None = None) -> Path | None:
+    path = (suites or suites_folder()) / "libraries" / f"test_{normalize(dist)}.py"
+    return path if path.is_file() else None
+
+
+def _on_cpu() -> bool:
+    try:
+        from pytest_rocm.runner import detect, has_accelerator
+
+        return not has_accelerator(detect())
+    except Exception:  # detection never raises by contract; be safe anyway  # noqa: BLE001
+        return True
+
+
+def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[dict[str, Any]]:
+    """Run one library suite in its own pytest process; its report records."""
+    from pytest_rocm.report import ReportError, load_report, sidecar_path
+
+    suites = suite.parent.parent
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="vet-suite-") as tmp:
+        report = Path(tmp) / "report.json"
+        command = [sys.executable, "-m", "pytest", str(suite), "--rootdir", str(suites), "-q",
+                   "-p", "no:cacheprovider", "--rocm-report", str(report), "--rocm-label", "vet"]
+        if (suites / "pytest.ini").is_file():
+            command += ["-c", str(suites / "pytest.ini")]
+        device = device or ("cpu" if _on_cpu() else None)
+        if device:
+            command.append(f"--rocm-device={device}")
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return [record(dist, "suite", "timeout", f"{suite.name} ran for more than {timeout:g} s",
+                           time.perf_counter() - started)]
+        source = report if report.exists() else sidecar_path(report)
+        try:
+            results = list(load_report(source)["results"])
+        except (ReportError, OSError) as exc:
+            outcome = "crashed" if proc.returncode < 0 else "error"
+            return [record(dist, "suite", outcome,
+                           f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}",
+                           time.perf_counter() - started, {"output": proc.stdout[-2000:]})]
+    return results
+
+
+def live_check(dist: str, top_level: set[str], *, timeout: float = 120.0, suite_timeout: float = 1800.0,
+               device: str | None = None, suites: Path | None = None) -> dict[str, Any]:
+    """The ``live`` part of vet's JSON: what ran, and the records."""
+    try:
+        version = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        rec = record(dist, "import", "not-installed",
+                     not_installed_reason(dist, "install it here to run the live check"), 0.0)
+        return {"check": "import", "module": None, "suite": None, "records": [rec]}
+    module = primary_module(dist, top_level)
+    if module is None:
+        rec = record(dist, "import", "error", f"{dist} {version}: no importable top-level module found", 0.0)
+        return {"check": "import", "module": None, "suite": None, "records": [rec]}
+    records = [import_check(dist, module, timeout)]
+    records[0]["info"]["dist_version"] = version
+    suite = library_suite(dist, suites)
+    if suite is not None and records[0]["outcome"] == "passed":
+        records += suite_check(dist, suite, suite_timeout, device)
+    return {"check": "suite" if suite is not None else "smoke", "module": module,
+            "suite": str(suite) if suite is not None else None, "records": records}
