@@ -1,0 +1,1 @@
+"""End-to-end model suite (a package so its helper modules never collide with other suites')."""

@@ -1,0 +1,48 @@
+"""Model suite setup: hub libraries offline, everything seeded and deterministic.
+
+Kept free of torch imports at import time: without torch the suite's modules skip as
+``not installed: torch`` instead of failing to collect.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# Nothing is ever downloaded: models are built from configs. Set before transformers/peft/hub are
+# imported (they read these once), and forced rather than defaulted.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+    os.environ[_var] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# cuBLAS refuses deterministic matmuls without a fixed workspace; must be set before CUDA starts.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: long on the CPU (torch.compile builds kernels); deselect with -m 'not slow'"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _seeded_and_deterministic() -> Iterator[None]:
+    """Every test starts from the same seeds with deterministic algorithms, and leaves the
+    global setting as it found it (other suites may share the session)."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    from .tiny import seed_everything
+
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    # warn_only: an op without a deterministic kernel warns instead of failing the workload
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    seed_everything()
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
