@@ -21,7 +21,12 @@ from pytest_rocm import header, markers, options, state
 from pytest_rocm.environment import Environment, EnvironmentFileError
 from pytest_rocm.outcomes import distribution_version
 
-pytest_plugins = ["pytest_rocm.parity_plugin", "pytest_rocm.report_plugin", "pytest_rocm.fixtures"]
+pytest_plugins = [
+    "pytest_rocm.parity_plugin",
+    "pytest_rocm.report_plugin",
+    "pytest_rocm.fixtures",
+    "pytest_rocm.doctor_plugin",
+]
 
 #: workerinput keys through which the xdist controller hands the environment over
 WORKER_ENV = "rocm_environment"

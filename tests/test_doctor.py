@@ -278,3 +278,19 @@ def test_every_mapped_check_has_a_scenario() -> None:
     }
     mapped = {e["check"] for e in doctor.known_errors() if e["check"]}
     assert mapped <= set(scenarios), mapped - set(scenarios)
+
+
+def test_pytest_header_names_the_problem(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken setup is one header line pointing at the doctor; a healthy one adds nothing."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    broken = tmp_path / "broken"
+    write(broken, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    write(broken, "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(broken))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["rocm doctor: 1 problem (1 failing: driver), run `rocm-compat doctor`"])
+    assert result.ret == 0
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert "rocm doctor" not in result.stdout.str()
