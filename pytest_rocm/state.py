@@ -11,8 +11,7 @@ the junit properties, or an xdist controller handing the environment to its work
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import pytest
 
@@ -48,7 +47,6 @@ class RocmState:
     recorded: bool = False
     selection: Selection | None = None
     header_shown: bool = False
-    detect: Callable[[], Environment] | None = field(default=None, repr=False)
 
 
 STATE = pytest.StashKey[RocmState]()
@@ -82,7 +80,7 @@ def get_environment(config: pytest.Config) -> Environment:
     """The session's environment: recorded, handed over by xdist, or detected now (once)."""
     state = get_state(config)
     if state.environment is None:
-        state.environment = (state.detect or _detect)()
+        state.environment = _detect()
         state.source = "detected"
     return state.environment
 
