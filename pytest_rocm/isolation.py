@@ -35,9 +35,10 @@ def device_pool(env: Environment, primary: Device | None = None) -> list[Device]
 
 
 def assign_visible_devices(
-    env: Environment, n_workers: int, primary: Device | None = None
+    env: Environment, n_workers: int, primary: Device | None = None, forced_device: str | None = None
 ) -> list[dict[str, str]]:
-    """Per worker index, the variables to set; empty when there is nothing to spread.
+    """Per worker index, the variables to set; empty when there is nothing to spread, or when the
+    user chose the device (``--rocm-device``: cpu, or cuda:N, which must stay where they put it).
 
     Values are entries of an existing visible-devices list when the user set one (torch index i is
     its i-th entry), so restricting further never escapes the user's restriction. Workers beyond
@@ -45,9 +46,9 @@ def assign_visible_devices(
     """
     variable = VISIBLE_VARIABLE.get(env.backend)
     pool = device_pool(env, primary)
-    if variable is None or n_workers < 2 or len(pool) < 2:
+    if variable is None or forced_device or n_workers < 2 or len(pool) < 2:
         return []
-    existing = (env.variables.get(variable) or os.environ.get(variable) or "").strip()
+    existing = (env.variables.get(variable) or "").strip()
     visible = [v.strip() for v in existing.split(",") if v.strip()] if existing else []
 
     def physical(device: Device) -> str:
@@ -104,11 +105,8 @@ class XdistDevicePlugin:
         self.config = config
 
     def _assignments(self, n_workers: int) -> list[dict[str, str]]:
-        from pytest_rocm.report_plugin import device_string_of, environment_of, setting
+        from pytest_rocm.report_plugin import environment_of, setting
 
-        forced = setting(self.config, "rocm_device")
-        if forced:  # the user chose the device: do not move workers elsewhere
-            return []
         env = environment_of(self.config)
         primary = None
         try:
@@ -117,9 +115,7 @@ class XdistDevicePlugin:
             primary = state.get_device(self.config)
         except (ImportError, AttributeError):
             pass
-        if device_string_of(self.config) == "cpu":
-            return []
-        return assign_visible_devices(env, n_workers, primary)
+        return assign_visible_devices(env, n_workers, primary, setting(self.config, "rocm_device"))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
