@@ -234,3 +234,35 @@ def error_ratio_check(what: str, got: Any, plain: Any, reference: Any, factor: f
     got_err = (got.detach().float() - ref).abs().max().item()
     plain_err = (plain.detach().float() - ref).abs().max().item()
     return ErrorCheck(f"{what} max error (plain {plain_err:.3g}, x{factor:g})", got_err, factor * plain_err + slack)
+
+
+def attention_checks(
+    run: Any, q: Any, k: Any, v: Any, causal: bool, fwd_factor: float = 2.0, bwd_factor: float = 10.0,
+    seed: int = 0, math: Any = None,
+) -> list[ErrorCheck]:
+    """Forward and backward of ``run(q, k, v) -> out`` (low precision, (batch, seq, heads, dim))
+    against fp32 math attention, relative to plain math attention in the same precision.
+    ``math(q, k, v)`` replaces :func:`attention_math` (variable-length batches)."""
+    import torch
+
+    if math is None:
+        def math(a: Any, b: Any, c: Any) -> Any:
+            return attention_math(a, b, c, causal)
+
+    grad_out = torch.randn(q.shape[:-1] + (v.shape[-1],), generator=torch.Generator().manual_seed(seed))
+    grad_out = grad_out.to(device=q.device, dtype=q.dtype)
+
+    def forward_backward(fn: Any, dtype: Any) -> tuple[Any, ...]:
+        leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
+        out = fn(*leaves)
+        grads = torch.autograd.grad(out, leaves, grad_out.to(dtype))
+        return (out.detach(), *grads)
+
+    got = forward_backward(run, q.dtype)
+    reference = forward_backward(math, torch.float32)
+    plain = forward_backward(math, q.dtype)
+    names = ("out", "dq", "dk", "dv")
+    return [
+        error_ratio_check(name, g, p, r, fwd_factor if name == "out" else bwd_factor)
+        for name, g, p, r in zip(names, got, plain, reference)
+    ]

@@ -76,7 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Must happen before the kernels are defined: @triton.jit picks interpreter or compiler at
     # decoration time. The kernels live in _triton_kernels, imported only inside tests, so a
     # decision made here (before any test runs, in every xdist worker) always comes first.
-    device_option = config.getoption("--rocm-device", default=None)
+    device_option = config.getoption("rocm_device", default=None)  # resolved by the plugin
     interpret, why = triton_interpret_decision(dict(os.environ), device_option, _torch_sees_gpu)
     if interpret and "TRITON_INTERPRET" not in os.environ:
         os.environ["TRITON_INTERPRET"] = "1"
@@ -132,13 +132,7 @@ def triton_interpreting(request: pytest.FixtureRequest) -> tuple[bool, str]:
 @pytest.fixture
 def device(request: pytest.FixtureRequest) -> Any:
     """The device under test: the plugin's ``rocm_device``."""
-    try:
-        return request.getfixturevalue("rocm_device")
-    except pytest.FixtureLookupError:
-        # TODO(libraries): remove once the core plugin's rocm_device fixture has landed.
-        import torch
-
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return request.getfixturevalue("rocm_device")
 
 
 @pytest.fixture
