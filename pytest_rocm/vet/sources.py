@@ -173,7 +173,7 @@ def _iter_zip(source: BinaryIO, label: str, limits: Limits, notes: list[Finding]
                 if link_escapes(name, target):
                     notes.append(safety_finding("unsafe-link", path, f"-> {target}"))
                 continue
-            if mode and not stat.S_ISREG(mode):
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits: a plain file
                 notes.append(safety_finding("special-file", path, oct(mode)))
                 continue
             kind = kind_of(name)
@@ -280,8 +280,8 @@ def _iter_tar(source: BinaryIO, label: str, head: bytes, limits: Limits, notes: 
     except _TooLarge:
         notes.append(safety_finding("archive-too-large", label or "archive", f"over {limits.total_bytes} bytes"))
     except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        if seen == 0 and depth == 0:
-            raise BadTarget(f"corrupt archive: {exc}") from None
+        if depth == 0:  # the target itself is corrupt: bad input, not a finding
+            raise BadTarget(f"corrupt archive after {seen} member(s): {exc}") from None
         notes.append(safety_finding("unreadable", label or "archive", f"corrupt after {seen} members: {exc}"))
 
 
@@ -428,13 +428,19 @@ def _open_archive(path: Path, limits: Limits) -> Target:
     # the archive's own file name is a member too (path rules: +cu121 wheels)
     own = Member(path.name, ARCHIVE, path.stat().st_size, data=b"")
     inner = iter_archive(path, "", limits, target.notes)
-    first = next(inner, None)  # fail now (exit 2) on a corrupt archive, not mid-report
+    try:
+        first = next(inner, None)  # fail now (exit 2) on a corrupt archive, not mid-report
+    except BadTarget as exc:
+        raise BadTarget(f"{path}: {exc}") from None
 
     def members() -> Iterator[Member]:
         yield own
         if first is not None:
             yield first
-            yield from inner
+            try:
+                yield from inner
+            except BadTarget as exc:
+                raise BadTarget(f"{path}: {exc}") from None
 
     target.members = _learn_names(target, members())
     return target
