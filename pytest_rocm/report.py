@@ -304,7 +304,9 @@ def _parse(text: str, where: str) -> Any:
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise ReportError(f"{where}: empty file, not a JSON report") from None
-        if exc.pos >= len(text.rstrip()):
+        body = text.strip()
+        cut_off = body[:1] in "{[" and body[-1:] not in "}]"  # a write that stopped part-way
+        if exc.pos >= len(text.rstrip()) or cut_off:
             raise ReportError(f"{where}: truncated JSON (ends early at line {exc.lineno})") from None
         raise ReportError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
 

@@ -124,9 +124,10 @@ def environment_line(env: dict[str, Any]) -> str:
         parts.append(f"ROCm {env['rocm']}")
     if env.get("cuda"):
         parts.append(f"CUDA {env['cuda']}")
-    for device in env.get("devices") or []:
-        if isinstance(device, dict):
-            parts.append(f"{device.get('name')} ({device.get('arch') or device.get('gfx')})")
+    devices = [f"{d.get('name')} ({d.get('arch') or d.get('gfx')})" for d in env.get("devices") or [] if isinstance(d, dict)]
+    for device in dict.fromkeys(devices):  # 8 identical MI300X: "8× AMD Instinct MI300X (...)"
+        count = devices.count(device)
+        parts.append(f"{count}× {device}" if count > 1 else device)
     if env.get("python"):
         parts.append(f"Python {env['python']}")
     return ", ".join(parts)

@@ -51,6 +51,11 @@ SCRIPT = """
     document.querySelectorAll('tr.suite-head').forEach(function(tr){tr.classList.toggle('hidden',!seen[tr.dataset.suite]);});
     document.getElementById('shown-count').textContent=shown+' of '+document.querySelectorAll('tr.row').length+' rows shown';
   }
+  // a link can carry a filter: table.html#outcome=failed,crashed&suite=operators
+  var want={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
+    var i=kv.indexOf('=');if(i>0)want[kv.slice(0,i)]=decodeURIComponent(kv.slice(i+1));});
+  if(want.outcome){var keep=want.outcome.split(',');boxes.forEach(function(b){b.checked=keep.indexOf(b.value)>=0;});}
+  if(want.suite){suite.value=want.suite;}
   boxes.forEach(function(b){b.addEventListener('change',apply);});
   suite.addEventListener('change',apply);apply();
 })();
