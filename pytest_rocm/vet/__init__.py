@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -81,5 +82,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"rocm-compat vet: {args.report}: cannot write ({exc.strerror})", file=sys.stderr)
                 return EXIT_USAGE
     doc = document(target, result, verdict, live)
-    print(json.dumps(doc, indent=2) if args.json else text(doc, args.show))
+    try:
+        print(json.dumps(doc, indent=2) if args.json else text(doc, args.show), flush=True)
+    except BrokenPipeError:  # `rocm-compat vet X | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK

@@ -26,6 +26,10 @@ from typing import BinaryIO
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
 
 
+#: binaries up to this size are read whole from an archive (ELF parsing seeks back and forth)
+_IN_MEMORY_BINARY = 256 * 2**20
+
+
 class BadTarget(ValueError):
     """The target cannot be vetted (missing, unknown distribution, corrupt archive)."""
 
@@ -187,7 +191,11 @@ def _iter_zip(source: BinaryIO, label: str, limits: Limits, notes: list[Finding]
                 if not budget.take(info.file_size):
                     notes.append(safety_finding("archive-too-large", path, f"over {limits.total_bytes} bytes"))
                     return
-                member.opener = lambda info=info: zf.open(info)  # seekable; read lazily
+                if info.file_size <= _IN_MEMORY_BINARY:  # one decompression, not one per seek
+                    with zf.open(info) as fh:
+                        member.data = fh.read(_IN_MEMORY_BINARY + 1)
+                else:
+                    member.opener = lambda info=info: zf.open(info)  # seekable; read lazily
                 yield member
                 continue
             cap = limits.nested_bytes if kind == ARCHIVE else limits.member_bytes

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pytest_rocm.vet.rules import ECOSYSTEM, Finding
+from pytest_rocm.vet.rules import BUILD, ECOSYSTEM, Finding, kind_of
 from pytest_rocm.vet.scan import ScanResult
 from pytest_rocm.vet.sources import Target
 
@@ -69,15 +69,21 @@ def decide(target: Target, result: ScanResult) -> Verdict:
     cuda_core = select("cuda", "core")
     cuda_source = select("cuda", "source")
     cuda_caveat = select("cuda", "caveat")
-    rocm_native = select("rocm", "core", "source")
-    rocm_aware = select("rocm", "aware")
-    # a ROCm branch in Python is a ROCm path only for native code beside it
-    rocm_path = rocm_native + (rocm_aware if cuda_core or cuda_source else [])
+    has_python = result.kinds.get("python", 0) > 0
+    triton = [f for f in select("rocm", "source") if f.rule == "triton-kernel"]
+    # a ROCm path for native code: HIP sources/binaries, a ROCm build, or a ROCm branch in the
+    # build script; Triton kernels are GPU code of their own, not a port of compiled CUDA code
+    rocm_native = [f for f in select("rocm", "core", "source") if f.rule != "triton-kernel"]
+    rocm_native += [f for f in select("rocm", "aware") if kind_of(f.path.rsplit("!", 1)[-1]) == BUILD]
+    native_cuda = bool(cuda_core or (cuda_source and not has_python))
+    if native_cuda:
+        rocm_path = rocm_native
+    else:
+        rocm_path = rocm_native + triton
     rocm_mention = select("rocm", "mention")
     ecosystem = select("ecosystem", "usage")
     torch_use = select("torch", "usage")
     gpu_deps = select("dependency", "usage")
-    has_python = result.kinds.get("python", 0) > 0
     name = target.name
 
     caveats: list[str] = []
@@ -94,7 +100,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         if not any(f.spec.tier == "core" for f in rocm_path):
             steps.append("the ROCm path is in its sources (HIP code, ROCm branches, Triton kernels): it must be "
                          "built or JIT-compiled for your gfx; a prebuilt binary may be CUDA-only")
-    elif cuda_core or (cuda_source and not has_python):
+    elif native_cuda:
         klass = 4
         decisive = cuda_core or cuda_source
         reason = f"CUDA-only: {_rules(decisive)}; no HIP/ROCm path found"
@@ -107,6 +113,9 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         blockers = [f for f in cuda_source if f.rule in ("inline-ptx", "cuda-only-header", "cuda-library-call")]
         if blockers:
             caveats.append(f"hard to port: {_rules(blockers)}")
+        if triton:
+            caveats.append(f"its {len({f.path for f in triton})} file(s) of Triton kernels can run on AMD "
+                           "through Triton's AMD backend; the compiled CUDA code cannot")
         if rocm_mention:
             caveats.append("its description mentions ROCm/AMD: read what it says, a ROCm build may exist")
     else:
