@@ -19,7 +19,7 @@ from opsupport import check, dtypes, eps_tolerances, randn
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": lambda x: F.gelu(x),
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "silu": F.silu,
+    "silu": lambda x: F.silu(x),
     "softmax": lambda x: F.softmax(x, dim=-1),
     "log_softmax": lambda x: F.log_softmax(x, dim=-1),
 }

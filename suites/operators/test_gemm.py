@@ -14,10 +14,11 @@ import torch.nn.functional as F
 
 from opsupport import backend_of, check, describe_device, dtypes, randn
 
-# name -> (fn, inputs): small shapes keep the serial CPU run inside its budget.
+# name -> (fn, inputs): small shapes keep the serial CPU run inside its budget. Ops are looked up
+# when called (lambdas), so a test that patches torch.mm to break it reaches them.
 GEMMS: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] = {
-    "mm": (torch.mm, (randn(16, 24, seed=1), randn(24, 8, seed=2))),
-    "bmm": (torch.bmm, (randn(3, 16, 24, seed=1), randn(3, 24, 8, seed=2))),
+    "mm": (lambda a, b: torch.mm(a, b), (randn(16, 24, seed=1), randn(24, 8, seed=2))),
+    "bmm": (lambda a, b: torch.bmm(a, b), (randn(3, 16, 24, seed=1), randn(3, 24, 8, seed=2))),
     "addmm": (
         lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
         (randn(16, 8, seed=3), randn(16, 24, seed=1), randn(24, 8, seed=2)),
@@ -26,13 +27,13 @@ GEMMS: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] =
         lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0),
         (randn(3, 16, 8, seed=3), randn(3, 16, 24, seed=1), randn(3, 24, 8, seed=2)),
     ),
-    "linear": (F.linear, (randn(4, 16, 24, seed=1), randn(8, 24, seed=2), randn(8, seed=3))),
+    "linear": (lambda x, w, b: F.linear(x, w, b), (randn(4, 16, 24, seed=1), randn(8, 24, seed=2), randn(8, seed=3))),
     "einsum": (
         lambda a, b: torch.einsum("bhqd,bhkd->bhqk", a, b),
         (randn(2, 3, 8, 16, seed=1), randn(2, 3, 12, 16, seed=2)),
     ),
     # A long accumulation: fp16/bf16 must accumulate in fp32 or the normwise error explodes.
-    "large_k": (torch.mm, (randn(8, 8192, seed=1), randn(8192, 8, seed=2))),
+    "large_k": (lambda a, b: torch.mm(a, b), (randn(8, 8192, seed=1), randn(8192, 8, seed=2))),
 }
 
 
