@@ -204,3 +204,43 @@ def test_rule_table_is_well_formed() -> None:
 ])
 def test_kind_of(path: str, kind: str | None) -> None:
     assert kind_of(path) == kind
+
+
+TRITON_KERNEL = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+
+
+def test_triton_kernels_are_a_rocm_path_for_python_gpu_code(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "pkg", {"tk/__init__.py": "import torch\n", "tk/kernels.py": TRITON_KERNEL})
+    _, _, verdict = vet(str(root))
+    assert verdict.klass == 3 and "triton-kernel" in verdict.reason
+
+
+def test_triton_kernels_do_not_port_a_cuda_binary(tmp_path: Path) -> None:
+    files = wheel_metadata("mixed", "1.0", ["torch"])
+    files["mixed/kernels.py"] = TRITON_KERNEL
+    files["mixed/_C.so"] = make_elf(["libcudart.so.12"], [".nv_fatbin"])
+    _, _, verdict = vet(str(make_wheel(tmp_path / "mixed-1.0-cp311-cp311-linux_x86_64.whl", files)))
+    assert verdict.klass == 4
+    assert any("Triton kernels" in c for c in verdict.caveats)
+
+
+def test_hip_only_native_code_is_class_3(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "pkg", {"src/k.cpp": "#include <hip/hip_runtime.h>\nvoid f() {}\n"})
+    _, _, verdict = vet(str(root))
+    assert verdict.klass == 3
+
+
+def test_cuda_sources_without_python_or_build_are_class_4(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "pkg", {"src/k.cu": "__global__ void f(float* x) { x[0] = 1; }\n"})
+    _, _, verdict = vet(str(root))
+    assert verdict.klass == 4
+
+
+def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) -> None:
+    """peft's shape: pure Python on transformers plus an optional .cu that nothing builds."""
+    files = ecosystem(tmp_path / "m")
+    files["ecopkg/fbd/k.cu"] = "#include <cuda_runtime.h>\n__global__ void f(float* x) { x[0] = 1; }\n"
+    files["ecopkg/fbd/load.py"] = "from torch.utils.cpp_extension import load\n"
+    _, _, verdict = vet(str(write_tree(tmp_path / "pkg", files)))
+    assert verdict.klass == 2
+    assert any("no build step compiles" in c for c in verdict.caveats)
