@@ -245,3 +245,16 @@ def record(dtype: str, name: str, normwise: float, bound: float, **more: Any) ->
     return {"dtype": dtype, "name": name, "normwise": normwise, "ok": normwise <= bound,
             "max_abs": more.pop("max_abs", None), "max_rel": more.pop("max_rel", None),
             "rtol": None, "atol": None, "normwise_bound": bound, "mode": "self", **more}
+
+
+def two_device_max_memory() -> dict[Any, int]:
+    """``max_memory`` for ``device_map="auto"`` that forces the tiny Llama across GPUs 0 and 1.
+
+    accelerate fills device 0 first and the whole model fits on any GPU, so device 0 is capped
+    below the weights' size (device 1 gets plenty, the CPU nothing). At 90% the cut falls between
+    the two decoder layers (embeddings and layer 0 on GPU 0, the rest on GPU 1), so activations
+    cross devices inside the decoder stack; at lower caps accelerate, which keeps room for the
+    largest layer, moves everything but the embeddings to GPU 1.
+    """
+    weights = sum(p.numel() * 4 for p in _reference_llama().parameters())  # float32 bytes
+    return {0: weights * 9 // 10, 1: weights * 4, "cpu": 0}
