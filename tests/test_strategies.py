@@ -102,7 +102,9 @@ def test_sum_parity(parity, x, dim):
 def test_matmul_parity(parity, shapes_, data):
     a = data.draw(tensors("float32", shapes_[0], min_value=-2, max_value=2))
     b = data.draw(tensors("float32", shapes_[1], min_value=-2, max_value=2))
-    parity(torch.matmul, a, b, allow_vacuous=True)
+    # cpu-relative: hypothesis finds structured inputs (a repeated value) whose float32 rounding
+    # errors add up linearly in K instead of like sqrt(K); the same-dtype CPU run judges those fairly
+    parity(torch.matmul, a, b, mode="cpu-relative", allow_vacuous=True)
 
 
 @fast
