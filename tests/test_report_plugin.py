@@ -9,6 +9,9 @@ import pytest
 
 from pytest_rocm import cli
 
+#: a recorded environment spares each run detecting this machine (an import of torch: seconds)
+CPU_ENV = f"--rocm-env={Path(__file__).parent / 'data' / 'envs' / 'cpu_only.json'}"
+
 ORDINARY = """
 import pytest
 from pytest_rocm.outcomes import skip_not_installed
@@ -58,7 +61,7 @@ def _results(path: Path) -> dict[str, dict]:
 
 def test_report_records_every_outcome_parity_and_info(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(**{"suites/operators/test_ops": ORDINARY})
-    result = pytester.runpytest("suites", "--rocm-report=out/r.json", "--rocm-label=here", "-p", "no:cacheprovider")
+    result = pytester.runpytest("suites", "--rocm-report=out/r.json", "--rocm-label=here", "-p", "no:cacheprovider", CPU_ENV)
     result.assert_outcomes(passed=3, failed=1, errors=1, skipped=2, xfailed=1, xpassed=1)
     result.stdout.fnmatch_lines(["rocm report (here): out/r.json*"])
     document = json.loads((pytester.path / "out/r.json").read_text())
@@ -92,7 +95,7 @@ def test_sigkilled_run_keeps_every_finished_result(pytester: pytest.Pytester, ca
         def test_d_kills_the_run(): os.kill(os.getpid(), signal.SIGKILL)
         def test_e_never_runs(): pass
     """})
-    result = pytester.runpytest_subprocess("suites", "--rocm-report=r.json", "--rocm-label=killed", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("suites", "--rocm-report=r.json", "--rocm-label=killed", "-p", "no:cacheprovider", CPU_ENV)
     assert result.ret != 0
     assert not (pytester.path / "r.json").exists()
     sidecar = pytester.path / "r.json.partial.jsonl"
@@ -132,7 +135,7 @@ def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: p
     """})
     result = pytester.runpytest_subprocess(
         "suites", "-n", "2", "--timeout", "2", "--max-worker-restart", "4",
-        "--rocm-report=r.json", "-p", "no:cacheprovider",
+        "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV,
     )
     results = _results(pytester.path / "r.json")
     assert results["operators/segfaults_in_a_gpu_library"]["outcome"] == "crashed", result.stdout.str()

@@ -63,7 +63,8 @@ def test_cpu_baseline_end_to_end(
 ) -> None:
     monkeypatch.setattr(runner, "detect", lambda: Environment(torch="2.13.0+cpu"))
     reports = tmp_path / "reports"
-    status = cli.main(["run", "--suites", str(suites), "--reports-dir", str(reports), "-n", "0"])
+    cpu_env = f"--rocm-env={ENVS / 'cpu_only.json'}"  # passed through; spares pytest detecting again
+    status = cli.main(["run", "--suites", str(suites), "--reports-dir", str(reports), "-n", "0", cpu_env])
     captured = capsys.readouterr()
     assert status == 1, captured.out[-3000:]  # one suite test fails: the run measured it
     assert "NO ACCELERATOR: torch 2.13.0+cpu (cpu build) sees no GPU" in captured.err
