@@ -274,6 +274,21 @@ class Sidecar:
             self.path.unlink(missing_ok=True)
 
 
+def unwritable(path: Path) -> str | None:
+    """Why the report and its sidecar cannot be written there (checked before any test runs)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = path.with_name(path.name + ".probe")
+        with open(probe, "w", encoding="utf-8"):
+            pass
+        probe.unlink()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if path.is_dir():
+        return "is a directory"
+    return None
+
+
 def write_json(path: Path, document: dict[str, Any]) -> None:
     """Write atomically (temporary file, then rename) so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)

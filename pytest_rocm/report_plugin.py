@@ -87,7 +87,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     if not is_worker(config):
-        config.pluginmanager.register(ReportWriter(config, Path(path)), "rocm-report-writer")
+        report_path = Path(path)
+        problem = report.unwritable(report_path)
+        if problem:
+            raise pytest.UsageError(f"--rocm-report {report_path}: cannot write ({problem})")
+        config.pluginmanager.register(ReportWriter(config, report_path), "rocm-report-writer")
 
 
 class FeatureTagger:

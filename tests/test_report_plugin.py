@@ -152,3 +152,12 @@ def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: p
         assert record["info"]["worker"].startswith("gw")
     assert results["after/crash"]["outcome"] == "passed"
     assert json.loads((pytester.path / "r.json").read_text())["summary"]["total"] == 8
+
+
+def test_unwritable_report_path_is_a_usage_error_before_any_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_a="def test_a(): pass")
+    (pytester.path / "afile").write_text("")
+    result = pytester.runpytest("--rocm-report=afile/r.json", "-p", "no:cacheprovider", CPU_ENV)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --rocm-report afile/r.json: cannot write (*)"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
