@@ -54,7 +54,11 @@ def assign_visible_devices(
     def physical(device: Device) -> str:
         return visible[device.index] if device.index < len(visible) else str(device.index)
 
-    return [{variable: physical(pool[i % len(pool)])} for i in range(n_workers)]
+    # Devices listed before the one under test stay visible, so its torch index (cuda:k, handed to
+    # the worker with the environment) still names it: [iGPU, dGPU1, dGPU2] -> "0,1" and "0,2".
+    first = primary.index if primary is not None else pool[0].index
+    prefix = [physical(d) for d in env.devices if d.index < first]
+    return [{variable: ",".join([*prefix, physical(pool[i % len(pool)])])} for i in range(n_workers)]
 
 
 def isolation_args(user_args: Sequence[str], have_xdist: bool, have_timeout: bool) -> list[str]:
@@ -105,17 +109,11 @@ class XdistDevicePlugin:
         self.config = config
 
     def _assignments(self, n_workers: int) -> list[dict[str, str]]:
-        from pytest_rocm.report_plugin import environment_of, setting
+        from pytest_rocm import state
 
-        env = environment_of(self.config)
-        primary = None
-        try:
-            from pytest_rocm import state
-
-            primary = state.get_device(self.config)
-        except (ImportError, AttributeError):
-            pass
-        return assign_visible_devices(env, n_workers, primary, setting(self.config, "rocm_device"))
+        env = state.get_environment(self.config)
+        primary = state.get_device(self.config)
+        return assign_visible_devices(env, n_workers, primary, self.config.getoption("rocm_device", None))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:

@@ -7,71 +7,28 @@ user_properties) through ``pytest_runtest_logreport``, and xdist's report for a 
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_rocm import isolation, report
+from pytest_rocm import isolation, report, state
 from pytest_rocm.environment import Environment
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    # The options belong to pytest_rocm/options.py (core plugin). Declared here only while the
-    # plugin does not load that module yet, so this area works and is testable on its own.
-    if _core_declares_options():
-        return
-    group = parser.getgroup("rocm")
-    try:
-        group.addoption("--rocm-report", dest="rocm_report", default=None, metavar="FILE",
-                        help="write the compatibility report (JSON) to FILE")
-        group.addoption("--rocm-label", dest="rocm_label", default=None, metavar="TEXT",
-                        help="the report's column label (default: backend, torch, rocm, gfx)")
-        parser.addini("rocm_report", "write the compatibility report to this file", default="")
-        parser.addini("rocm_label", "the report's column label", default="")
-    except ValueError:  # already declared elsewhere
-        pass
-
-
-def _core_declares_options() -> bool:
-    if "pytest_rocm.options" in sys.modules:
-        return True
-    plugin = sys.modules.get("pytest_rocm.plugin")
-    return any("options" in name for name in getattr(plugin, "pytest_plugins", []))
-
-
-# -- bridges to the core plugin (state.py); fallbacks keep this area working without it ---------
+# -- bridges to the core plugin (options.py resolves precedence and publishes to config.option) ----
 def setting(config: pytest.Config, name: str) -> Any:
-    """An option's value, else the ini value of the same name, else None."""
-    value = config.getoption(name, None)
-    if value in (None, ""):
-        try:
-            value = config.getini(name)
-        except (ValueError, KeyError):
-            value = None
-    return value or None
+    """An option's resolved value, else None."""
+    return config.getoption(name, None) or None
 
 
 def environment_of(config: pytest.Config) -> Environment:
-    try:
-        from pytest_rocm import state
-    except ImportError:
-        state = None  # type: ignore[assignment]
-    if state is not None and hasattr(state, "get_environment"):
-        return state.get_environment(config)
-    env_file = setting(config, "rocm_env")
-    return Environment.load(env_file) if env_file else Environment()
+    return state.get_environment(config)
 
 
-def device_string_of(config: pytest.Config) -> str | None:
-    try:
-        from pytest_rocm import state
-
-        return state.device_string(config)
-    except (ImportError, AttributeError):
-        return setting(config, "rocm_device")
+def device_string_of(config: pytest.Config) -> str:
+    return state.device_string(config)
 
 
 def is_worker(config: pytest.Config) -> bool:

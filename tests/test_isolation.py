@@ -47,6 +47,14 @@ def test_an_igpu_is_never_handed_to_a_worker() -> None:
     assert assign_visible_devices(env("rx6800xt_igpu"), 2, primary=igpu) == []
 
 
+def test_the_device_index_under_test_stays_valid_in_each_worker() -> None:
+    # an iGPU first, then two RX 6800 XT: the device under test is cuda:1 in every worker too
+    box = env("rx6800xt_igpu")
+    igpu, dgpu = box.devices[1], box.devices[0]
+    box.devices = [replace(igpu, index=0), replace(dgpu, index=1), replace(dgpu, index=2)]
+    assert values(assign_visible_devices(box, 2, primary=box.devices[1])) == ["0,1", "0,2"]
+
+
 def test_cuda_uses_cuda_visible_devices() -> None:
     cuda = env("nvidia_cuda")
     cuda.devices = [replace(cuda.devices[0], index=i) for i in range(2)]
