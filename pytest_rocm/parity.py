@@ -15,8 +15,14 @@ from typing import Any
 import torch
 
 from pytest_rocm import tolerances as tols
-from pytest_rocm.parity_metrics import Comparison, Reference, compare_exact, compare_float
-from pytest_rocm.parity_result import DtypeUnsupported, ParityError, ParityResult, failure_message
+from pytest_rocm.parity_metrics import Reference, compare_exact, compare_float
+from pytest_rocm.parity_result import (
+    Comparison,
+    DtypeUnsupported,
+    ParityError,
+    ParityResult,
+    failure_message,
+)
 
 __all__ = ["assert_parity", "ParityResult", "ParityError", "DtypeUnsupported", "MODES"]
 

@@ -9,7 +9,63 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_rocm.parity_metrics import KINDS, Comparison
+#: failure kinds, most severe first (a result's kind is the most severe of its comparisons)
+KINDS: tuple[str, ...] = ("structure", "non-finite", "mismatch", "vacuous")
+
+
+@dataclass
+class Comparison:
+    """One output (or gradient) of one dtype's run, against the reference."""
+
+    dtype: str
+    name: str
+    mode: str
+    ok: bool
+    kind: str | None  # None when ok; one of KINDS otherwise ("vacuous" also when allowed)
+    max_abs: float | None = None
+    max_rel: float | None = None
+    normwise: float | None = None
+    n_bad: int = 0
+    numel: int = 0
+    rtol: float | None = None
+    atol: float | None = None
+    normwise_tol: float | None = None
+    #: (index, got, expected) of the worst element: the most out of bound, else the largest error
+    worst: tuple[tuple[int, ...], float, float] | None = None
+    detail: str = ""
+    #: cpu-relative mode: the CPU same-dtype run's error and the factor it may be exceeded by
+    cpu_max_abs: float | None = None
+    cpu_factor: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """The report's parity record: DESIGN.md schema fields first, then ours."""
+        rec: dict[str, Any] = {
+            "dtype": self.dtype,
+            "max_abs": self.max_abs,
+            "max_rel": self.max_rel,
+            "normwise": self.normwise,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "ok": self.ok,
+            "name": self.name,
+            "kind": self.kind,
+            "n_bad": self.n_bad,
+            "mode": self.mode,
+            "normwise_tol": self.normwise_tol,
+            "numel": self.numel,
+        }
+        if self.worst is not None:
+            rec["worst_index"] = list(self.worst[0])
+            rec["worst_got"] = self.worst[1]
+            rec["worst_expected"] = self.worst[2]
+        if self.cpu_max_abs is not None:
+            rec["cpu_max_abs"] = self.cpu_max_abs
+            rec["cpu_factor"] = self.cpu_factor
+        if self.detail:
+            rec["detail"] = self.detail
+        rec.update(self.extra)
+        return rec
 
 
 @dataclass

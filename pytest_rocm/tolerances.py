@@ -82,8 +82,8 @@ class Tolerance:
 
 def canonical_dtype(name: Any) -> str:
     """``"float16"``, ``"fp16"``, ``"half"``, ``torch.float16`` -> ``"float16"``; ValueError otherwise."""
-    text = str(name).removeprefix("torch.") if not isinstance(name, str) else name
-    text = _ALIASES.get(text.strip().lower(), text.strip().lower())
+    text = str(name).strip().lower().removeprefix("torch.")
+    text = _ALIASES.get(text, text)
     if text not in DTYPE_NAMES:
         raise ValueError(f"unknown dtype {name!r} (known: {', '.join(DTYPE_NAMES)})")
     return text

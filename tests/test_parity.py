@@ -302,3 +302,28 @@ def test_failure_table_has_a_row_per_dtype_with_the_worst_element(x):
     assert [line.split()[0] for line in lines[2:5]] == ["float32", "float16", "bfloat16"]
     worst = info.value.result["float32"].worst
     assert f"[{worst[0][0]}]" in lines[2]
+
+
+@pytest.mark.parametrize("message", [
+    "\"linalg_eigh_cpu\" not implemented for 'Half'",  # texts torch 2.x raises on the CPU
+    "Unsupported dtype Half",
+    "linalg.inv: Low precision dtypes not supported. Got Half",
+])
+def test_unsupported_dtype_messages_are_recognised(x, message):
+    def no_half(t):
+        if t.dtype == torch.float16:
+            raise NotImplementedError(message)
+        return t * 1
+
+    with pytest.raises(DtypeUnsupported) as info:
+        assert_parity(no_half, x, name="op")
+    assert list(info.value.dtypes) == ["float16"] and info.value.op == "op"
+
+
+def test_dtype_mixups_in_fn_are_not_taken_for_unsupported(x):
+    def mixes(t):
+        return torch.matmul(t.reshape(1, -1), torch.ones(t.numel(), 1))  # float32 weight
+
+    with pytest.raises(RuntimeError, match="dtype|scalar type") as info:
+        assert_parity(mixes, x, dtypes=("float16",))
+    assert not isinstance(info.value, DtypeUnsupported)
