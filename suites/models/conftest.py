@@ -27,6 +27,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _library_versions(request: pytest.FixtureRequest, record_property) -> None:
+    """The versions of the libraries a row ``requires`` go into its report entry: a row that
+    passes with transformers 4.x and fails with 5.x must say so."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from pytest_rocm.outcomes import distribution_version
+
+    versions = {}
+    for mark in request.node.iter_markers("requires"):
+        for spec in mark.args:
+            try:
+                name = Requirement(str(spec)).name
+            except InvalidRequirement:  # the plugin reports a bad marker itself
+                continue
+            versions[name] = distribution_version(name)
+    if versions:
+        record_property("rocm_info", {"libraries": versions})
+
+
+@pytest.fixture(autouse=True)
 def _seeded_and_deterministic() -> Iterator[None]:
     """Every test starts from the same seeds with deterministic algorithms, and leaves the
     global setting as it found it (other suites may share the session)."""
