@@ -2,7 +2,8 @@
 when it is the one asked for, so ``rocm-compat --help`` stays instant and never imports torch.
 
 A subcommand module provides ``configure_parser(parser: argparse.ArgumentParser) -> None`` and
-``run(args: argparse.Namespace) -> int``. Exit statuses: 0 ok, 1 the command's own "no"
+``run(args: argparse.Namespace) -> int``; one that sets ``PASSES_UNKNOWN_ARGS = True`` receives
+the arguments it does not know as ``args.passthrough`` (``rocm-compat run -k matmul``). Exit statuses: 0 ok, 1 the command's own "no"
 (a regression, a failing check), 2 bad input.
 """
 
@@ -12,6 +13,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_rocm import __version__
 
@@ -42,6 +44,21 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_command(name: str, rest: Sequence[str]) -> tuple[Any, argparse.Namespace]:
+    """Import the command's module and parse its arguments (argparse exits 2 on bad ones)."""
+    module_name, help_ = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"rocm-compat {name}", description=help_)
+    module.configure_parser(parser)
+    if getattr(module, "PASSES_UNKNOWN_ARGS", False):
+        # `rocm-compat run -k matmul -n 8`: what the command does not know goes to pytest
+        args, unknown = parser.parse_known_args(list(rest))
+        args.passthrough = [a for a in unknown if a != "--"]
+    else:
+        args = parser.parse_args(list(rest))
+    return module, args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     top = _top_parser()
@@ -51,11 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         top.error(f"unknown command {name!r} (choose from {', '.join(COMMANDS)})")
-    module_name, help_ = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"rocm-compat {name}", description=help_)
-    module.configure_parser(parser)
-    args = parser.parse_args(rest)
+    module, args = parse_command(name, rest)
     try:
         return int(module.run(args))
     except KeyboardInterrupt:

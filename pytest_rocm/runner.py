@@ -94,16 +94,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "Other arguments go to pytest, e.g. `rocm-compat run -k matmul -n 8` (or after --)."
     parser.allow_abbrev = False  # a pytest option must never be taken for an abbreviation of ours
 
-    def parse_args(args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:
-        known, rest = parser.parse_known_args(args, namespace)
-        known.pytest_args = [a for a in rest if a != "--"]
-        return known
 
-    parser.parse_args = parse_args  # type: ignore[method-assign]
+#: cli.py passes arguments this command does not know through as ``args.passthrough``
+PASSES_UNKNOWN_ARGS = True
 
 
 def run(args: argparse.Namespace) -> int:
-    user_args: list[str] = list(getattr(args, "pytest_args", []))
+    user_args: list[str] = list(args.passthrough)
     suites = Path(args.suites) if args.suites else bundled_suites()
     if not suites.is_dir():
         print(f"rocm-compat run: {suites}: no suites folder there", file=sys.stderr)

@@ -18,9 +18,7 @@ ENVS = Path(__file__).parent / "data" / "envs"
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="rocm-compat run")
-    runner.configure_parser(parser)
-    return parser.parse_args(list(argv))
+    return cli.parse_command("run", argv)[1]
 
 
 @pytest.fixture
@@ -44,8 +42,8 @@ def test_bundled_suites_in_a_checkout() -> None:
 
 def test_unknown_arguments_go_to_pytest() -> None:
     args = parse("-k", "matmul", "--label", "mine", "-n", "4", "--", "-x", "--timeout=60")
-    assert args.label == "mine" and args.pytest_args == ["-k", "matmul", "-n", "4", "-x", "--timeout=60"]
-    assert parse("--lab", "x").pytest_args == ["--lab", "x"]  # never an abbreviation of ours
+    assert args.label == "mine" and args.passthrough == ["-k", "matmul", "-n", "4", "-x", "--timeout=60"]
+    assert parse("--lab", "x").passthrough == ["--lab", "x"]  # never an abbreviation of ours
 
 
 def test_command_has_isolation_and_the_cpu_baseline(tmp_path: Path) -> None:
