@@ -244,3 +244,23 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
     _, _, verdict = vet(str(write_tree(tmp_path / "pkg", files)))
     assert verdict.klass == 2
     assert any("no build step compiles" in c for c in verdict.caveats)
+
+
+@pytest.mark.parametrize(("rule", "line", "hit"), [
+    ("rocm-version-or-requirement", 'dependencies = [\n  "pytorch-triton-rocm>=3.1",\n]', True),
+    ("rocm-version-or-requirement", "Requires-Dist: pytorch-triton-rocm; platform_system == 'Linux'", True),
+    ("rocm-version-or-requirement", "Version: 2.6.0+rocm6.2.4", True),
+    ("rocm-version-or-requirement", 'rocm = "pytest_rocm.plugin"', False),  # a TOML key, not a requirement
+    ("rocm-version-or-requirement", '    rocm_version = parse(out)', False),
+    ("requires-nvidia-package", "nvidia-cublas-cu12==12.4.5.8", True),
+    ("requires-nvidia-package", "Requires-Dist: nvidia-nccl-cu12 ; sys_platform == 'linux'", True),
+    ("requires-nvidia-package", '"nvidia-smi" is used below', False),
+    ("requires-torch", "torch>=2.1", True),
+    ("requires-torch", "torchvision>=0.16", False),
+    ("requires-ecosystem", "Requires-Dist: transformers[torch]>=4.40", True),
+    ("requires-ecosystem", "transformers_stream_generator", False),
+    ("cuda-local-version", "torch==2.3.0+cu121", True),
+    ("cuda-local-version", "Version: 0.1.0+cpu", False),
+])
+def test_requirement_rules(rule: str, line: str, hit: bool) -> None:
+    assert bool(RULES_BY_ID[rule].regex.search(line)) is hit

@@ -134,6 +134,9 @@ GPU_LIBRARIES = ("flash-attn", "xformers", "bitsandbytes", "vllm", "deepspeed", 
                  "triton", "tensorrt", "onnxruntime-gpu", "cupy")
 _GPU_DIST = "|".join(re.escape(n).replace("\\-", "[-_.]") for n in GPU_LIBRARIES)
 _REQ = r"^(?:Requires-Dist:[ \t]*|[ \t]*[\"']?)"  # METADATA line, requirements line, TOML item
+#: what may follow a requirement's name: a specifier, extras, a marker, the closing quote or the
+#: end of the line -- not `name = value` (a TOML key such as an entry point named rocm)
+_REQ_END = r"(?=[ \t]*(?:[<>!~]=?|===?|\[|;|,|@|[\"']|$))"
 
 RULES: tuple[Rule, ...] = (
     # ---- CUDA: native sources ------------------------------------------------------------
@@ -231,12 +234,12 @@ RULES: tuple[Rule, ...] = (
          "cuda", "core", "error", "CMake builds CUDA code", kinds=_k(BUILD),
          literals=("CUDA", "cuda_add_library")),
     # ---- CUDA: dependencies and versions -------------------------------------------------
-    Rule("requires-nvidia-package", TEXT, _REQ + r"nvidia-[a-z0-9-]+", "cuda", "core", "error",
+    Rule("requires-nvidia-package", TEXT, _REQ + r"nvidia-(?!smi\b)[a-z0-9-]+" + _REQ_END, "cuda", "core", "error",
          "depends on NVIDIA's CUDA runtime packages (nvidia-*): a CUDA-only install", kinds=DEPS,
          literals=("nvidia-",)),
     Rule("requires-cuda-only-package", TEXT,
          _REQ + r"(?:cupy-cuda\w+|pycuda|tensorrt(?:[-_]cu\d+)?|pynvml|nvidia-ml-py3?|cuda-python|"
-         r"onnxruntime-gpu)\b",
+         r"onnxruntime-gpu)\b" + _REQ_END,
          "cuda", "core", "error",
          "depends on a CUDA-only package (CuPy's CUDA wheels, PyCUDA, TensorRT, NVML...)", kinds=DEPS,
          literals=("cupy-cuda", "pycuda", "tensorrt", "pynvml", "nvidia-ml-py", "cuda-python", "onnxruntime-gpu")),
@@ -318,7 +321,7 @@ RULES: tuple[Rule, ...] = (
     Rule("rocm-variant-binary", PATH, r"(?:^|/)[^/]*(?:rocm|hip)\d*[^/]*\.(?:so|dll)(?:\.\d+)*$",
          "rocm", "core", "info", "binary built for ROCm (by its name)", kinds=_k(BINARY)),
     Rule("rocm-version-or-requirement", TEXT,
-         r"^Version:[ \t]*\S+\+rocm[\d.]*|" + _REQ + r"[\w.-]*rocm[\w.-]*",
+         r"^Version:[ \t]*\S+\+rocm[\d.]*|" + _REQ + r"[\w.-]*rocm[\w.-]*" + _REQ_END,
          "rocm", "core", "info", "a ROCm build (+rocm version or a *-rocm requirement)", kinds=DEPS,
          literals=("rocm",)),
     Rule("rocm-mention", TEXT, r"\b(?:ROCm|HIP|hipcc|MI300X?|MI250X?|MI210|gfx9\d\w|gfx1[012]\d\d|"
@@ -329,18 +332,18 @@ RULES: tuple[Rule, ...] = (
     # ---- what it builds on ---------------------------------------------------------------
     Rule("uses-torch", TEXT, r"^[ \t]*(?:import|from)[ \t]+torch\b", "torch", "usage", "info",
          "uses PyTorch", kinds=_k(PYTHON), literals=("torch",), per_file=1),
-    Rule("requires-torch", TEXT, _REQ + r"torch\b(?![-_.\w])", "torch", "usage", "info",
+    Rule("requires-torch", TEXT, _REQ + r"torch\b(?![-_.\w])" + _REQ_END, "torch", "usage", "info",
          "requires PyTorch", kinds=DEPS, literals=("torch",)),
     Rule("uses-ecosystem", TEXT, rf"^[ \t]*(?:import|from)[ \t]+(?P<mod>{_ECO_IMPORT})\b",
          "ecosystem", "usage", "info",
          "builds on the PyTorch ecosystem (transformers, peft, accelerate, diffusers...)",
          kinds=_k(PYTHON), per_file=3,
          literals=tuple(n.replace("-", "_") for n in ECOSYSTEM)),
-    Rule("requires-ecosystem", TEXT, rf"{_REQ}(?P<dist>{_ECO_DIST})\b(?![-\w])",
+    Rule("requires-ecosystem", TEXT, rf"{_REQ}(?P<dist>{_ECO_DIST})\b(?![-\w])" + _REQ_END,
          "ecosystem", "usage", "info",
          "requires a PyTorch ecosystem library (transformers, peft, accelerate, diffusers...)",
          kinds=DEPS, literals=ECOSYSTEM),
-    Rule("requires-gpu-library", TEXT, _REQ + rf"(?P<dist>{_GPU_DIST})\b(?![-\w])", "dependency",
+    Rule("requires-gpu-library", TEXT, _REQ + rf"(?P<dist>{_GPU_DIST})\b(?![-\w])" + _REQ_END, "dependency",
          "usage", "warning",
          "depends on a native GPU library: its own ROCm support decides yours; vet it too",
          kinds=DEPS,
