@@ -130,7 +130,9 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             reason = "pure Python on PyTorch: no native GPU code, no CUDA-only dependency"
             evidence = _pick(torch_use)[:2]
         else:
-            reason = "pure Python: no GPU code found"
+            native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
+            reason = ("no GPU code found: Python and CPU-only native code" if native
+                      else "pure Python: no GPU code found")
             evidence = []
         steps.append(live)
         if cuda_source:
