@@ -48,12 +48,16 @@ def marker_errors(items: list[pytest.Item]) -> list[str]:
     return errors
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
-    # A bad marker is a mistake in the test file, like a syntax error: stop before running anything.
-    errors = marker_errors(items)
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
+    # A bad marker is a mistake in the test file, like a syntax error: report it as a collection
+    # error of that file (also under xdist, where a UsageError from a worker is an INTERNALERROR).
+    result = yield
+    items = result if isinstance(result, list) else [result]
+    errors = marker_errors([i for i in items if isinstance(i, pytest.Item)])
     if errors:
-        raise pytest.UsageError("\n".join(errors))
+        raise collector.CollectError("\n".join(errors))
+    return result
 
 
 class Parity:

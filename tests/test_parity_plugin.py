@@ -45,7 +45,7 @@ def _parity_properties(reprec: pytest.HookRecorder) -> dict[str, list]:
     ('"float16", rtl=0.1', "unknown tolerance 'rtl'"),
     ('"float16"', "sets none of rtol, atol, normwise"),
 ])
-def test_bad_tolerance_marker_stops_collection_naming_test_and_value(pytester, marker, shown):
+def test_bad_tolerance_marker_is_a_collection_error_naming_test_and_value(pytester, marker, shown):
     result = _run(pytester, f"""
 @pytest.mark.tolerance({marker})
 def test_bad(parity):
@@ -54,10 +54,11 @@ def test_bad(parity):
 def test_fine():
     pass
 """)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*test_it.py::test_bad: bad @pytest.mark.tolerance: *{shown}*"])
-    assert "Traceback" not in result.stderr.str() + result.stdout.str()
-    result.assert_outcomes()  # nothing ran
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting test_it.py*",
+                                 f"test_it.py::test_bad: bad @pytest.mark.tolerance: *{shown}*"])
+    assert "Traceback" not in result.stdout.str()
+    result.assert_outcomes(errors=1)  # a collection error: nothing ran
 
 
 def test_marker_is_registered_for_strict_markers(pytester):
@@ -149,3 +150,15 @@ def test_device(parity):
     result = pytester.runpytest(*FAST[:-1], "-rs", "--rocm-gfx=gfx1100")  # a plan: no device here
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*plan for*gfx1100*"])
+
+
+def test_bad_marker_on_a_class_is_found_for_its_methods(pytester):
+    result = _run(pytester, """
+@pytest.mark.tolerance("float16", atol=float("nan"))
+class TestOps:
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_op(self, n):
+        pass
+""")
+    result.stdout.fnmatch_lines(["test_it.py::TestOps::test_op[[]1[]]: bad @pytest.mark.tolerance: atol=nan*"])
+    result.assert_outcomes(errors=1)
