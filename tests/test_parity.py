@@ -327,3 +327,19 @@ def test_dtype_mixups_in_fn_are_not_taken_for_unsupported(x):
     with pytest.raises(RuntimeError, match="dtype|scalar type") as info:
         assert_parity(mixes, x, dtypes=("float16",))
     assert not isinstance(info.value, DtypeUnsupported)
+
+
+def test_non_finite_reference_values_must_be_matched_exactly():
+    t = torch.tensor([0.0, 1.0, -2.0, 4.0])
+    result = assert_parity(lambda u: (1 / u, u.log()), t, name="f")  # inf and nan in the reference
+    assert result.ok
+
+    def finite_instead_of_nan(u):
+        out = u.log()
+        return out if u.dtype == torch.float64 else torch.nan_to_num(out)
+
+    with pytest.raises(ParityError) as info:
+        assert_parity(finite_instead_of_nan, t, dtypes=("float32",))
+    c = info.value.result["float32"]
+    assert c.kind == "mismatch" and c.n_bad == 2  # log(0) = -inf and log(-2) = nan both replaced
+    assert c.worst[0] == (0,) and c.worst[2] == -math.inf
