@@ -9,13 +9,17 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "assert_parity", "ParityResult"]
+__all__ = ["__version__", "assert_parity", "ParityResult", "ParityError", "DtypeUnsupported"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: the parity module imports torch, which must not happen when pytest loads the plugin.
-    if name in ("assert_parity", "ParityResult"):
+    if name == "assert_parity":
         from pytest_rocm import parity
 
-        return getattr(parity, name)
+        return parity.assert_parity
+    if name in ("ParityResult", "ParityError", "DtypeUnsupported"):
+        from pytest_rocm import parity_result  # no torch needed for the result types
+
+        return getattr(parity_result, name)
     raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")
