@@ -18,14 +18,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from pytest_rocm import arch
 from pytest_rocm.outcomes import not_installed_reason
 from pytest_rocm.state import Selection
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+# packaging is imported inside the functions that need it: a suite using no marker of ours
+# should not pay for importing it (see benchmarks/bench_plugin_overhead.py).
 
 
 class MarkerError(ValueError):
@@ -83,6 +88,8 @@ def format_size(n: int) -> str:
 
 
 def parse_specifier(spec: Any) -> SpecifierSet:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"bad version specifier {spec!r}: expected a string like '>=6.1,<6.3'")
     try:
@@ -102,6 +109,8 @@ def _leading_version(text: str) -> str | None:
 
 def parse_version(text: str) -> Version | None:
     """A version from what builds report: PEP 440, else its leading numbers (hip ``6.2.41134-65d174c3e``)."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(text)
     except InvalidVersion:
@@ -112,6 +121,8 @@ def parse_version(text: str) -> Version | None:
 def satisfies(spec: SpecifierSet, version: str) -> bool:
     """Whether ``version`` satisfies ``spec``, counting nightlies/pre-releases by their release
     unless the specifier itself names a pre-release (see the module docstring)."""
+    from packaging.version import Version
+
     parsed = parse_version(version)
     if parsed is None:
         return False
@@ -121,6 +132,8 @@ def satisfies(spec: SpecifierSet, version: str) -> bool:
 
 
 def _is_version(text: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         Version(text.rstrip(".*"))
         return True
@@ -181,6 +194,8 @@ def _p_min_vram(size: int | str) -> tuple[Any, ...]:
 def _p_requires(spec: str) -> tuple[Any, ...]:
     if not isinstance(spec, str):
         raise ValueError(f"bad requirement {spec!r}: expected a string like 'bitsandbytes>=0.43'")
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(spec)
     except InvalidRequirement as exc:
@@ -392,6 +407,8 @@ def library_lookup(recorded: dict[str, str | None] | None,
                    installed: Callable[[str], str | None]) -> Callable[[str], str | None]:
     """Version lookup for ``requires``: a recorded environment's libraries when it lists the
     distribution (decisions follow the recording), else this machine's package metadata."""
+    from packaging.utils import canonicalize_name
+
     table = {canonicalize_name(k): v for k, v in (recorded or {}).items()}
 
     def version_of(dist: str) -> str | None:

@@ -127,25 +127,69 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 # -- markers ------------------------------------------------------------------------------------
+#: parsed plugin marks of an item, with the count of its own markers when they were parsed
+MARKS = pytest.StashKey[tuple[int, list[markers.Parsed]]]()
+
+
+def _plugin_mark_objects(item: pytest.Item) -> list[pytest.Mark]:
+    """Like ``item.iter_markers()`` (closest first) filtered to ours; a plain loop because it runs
+    for every test of every suite, most of which use no marker of ours."""
+    found = []
+    node: Any = item
+    while node is not None:
+        for mark in node.own_markers:
+            if mark.name in markers.NAMES:
+                found.append(mark)
+        node = node.parent
+    return found
+
+
 def plugin_marks(item: pytest.Item) -> list[markers.Parsed]:
-    """The item's plugin markers, parsed, closest first; MarkerError on a bad one."""
-    return [
-        markers.parse_mark(m.name, m.args, dict(m.kwargs))
-        for m in item.iter_markers()
-        if m.name in markers.NAMES
-    ]
+    """The item's plugin markers, parsed, closest first; MarkerError on a bad one.
+
+    Parsed once at collection and cached on the item; parsed again when the item gained markers
+    since (``item.add_marker`` in a conftest's collection hook). Markers added to parent nodes
+    after collection are not seen: add them to the items.
+    """
+    count = len(item.own_markers)
+    stash = item.stash
+    if MARKS in stash:  # not stash.get: a miss raises KeyError inside, costly on every test
+        seen, parsed = stash[MARKS]
+        if seen == count:
+            return parsed
+    parsed = [markers.parse_mark(m.name, m.args, dict(m.kwargs)) for m in _plugin_mark_objects(item)]
+    item.stash[MARKS] = (count, parsed)
+    return parsed
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    result = yield
-    for item in result if isinstance(result, list) else [result]:
-        if isinstance(item, pytest.Function):
-            try:
-                plugin_marks(item)
-            except markers.MarkerError as exc:
-                raise collector.CollectError(f"{item.nodeid}: {exc}") from None
-    return result
+def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
+    """Whether the test reads the environment: a fixture of ours or a marker that does."""
+    return not ENV_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) or any(
+        p.name in markers.ENV_NAMES for p in parsed
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after other plugins have added their markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Validate every test's markers once; a bad one is a collection error naming the test."""
+    bad: list[tuple[pytest.Item, markers.MarkerError]] = []
+    needs_env = False
+    for item in items:
+        try:
+            parsed = plugin_marks(item)
+        except markers.MarkerError as exc:
+            bad.append((item, exc))
+            continue
+        needs_env = needs_env or _needs_environment(item, parsed)
+    state.get_state(config).tests_need_environment = needs_env
+    if not bad:
+        return
+    dropped = {id(item) for item, _ in bad}
+    items[:] = [item for item in items if id(item) not in dropped]
+    for item, exc in bad:
+        # counted like any collection error: the run stops before tests start, exit status 2
+        report = pytest.CollectReport(item.nodeid, "failed", f"{item.nodeid}: {exc}", [])
+        config.hook.pytest_collectreport(report=report)
 
 
 def _version_lookup(config: pytest.Config) -> Any:
@@ -185,15 +229,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return _lines(config)
 
 
-def uses_plugin(item: pytest.Item) -> bool:
-    names = getattr(item, "fixturenames", ())
-    return any(n in ENV_FIXTURES for n in names) or any(
-        m.name in markers.ENV_NAMES for m in item.iter_markers()
-    )
-
-
-def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
-    if state.get_state(config).header_shown or not any(uses_plugin(i) for i in items):
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    st = state.get_state(config)
+    if st.header_shown or not st.tests_need_environment:
         return []
     return _lines(config)
 

@@ -47,6 +47,8 @@ class RocmState:
     recorded: bool = False
     selection: Selection | None = None
     header_shown: bool = False
+    #: whether a collected test uses a marker or fixture that reads the environment
+    tests_need_environment: bool = False
 
 
 STATE = pytest.StashKey[RocmState]()
