@@ -36,7 +36,7 @@ LEARNING_RATE = 1e-2
 LOSS_RATIO = 0.5
 #: accumulated micro-batch gradients against one full-batch step (same tokens, same mean):
 #: only bf16 rounding of differently shaped matmuls differs (measured 1.6e-7 on the CPU; a
-#: dropped or doubled micro-batch is off by 0.3 or more)
+#: dropped or doubled micro-batch is off by 0.65)
 ACCUMULATION_NORMWISE = 2e-2
 #: merged (W + BA rounded to bf16) against unmerged logits; measured ~1e-2 on the CPU
 MERGE_NORMWISE = 5e-2
