@@ -239,6 +239,7 @@ def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
     log = pytester.path / "detect.log"
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     monkeypatch.delenv("PYTEST_PLUGINS")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # when this suite itself runs under xdist
     monkeypatch.setenv("DETECT_LOG", str(log))
     monkeypatch.setenv("FAKE_ENV", str(ENVS / "mi300x_8.json"))
     pytester.makeconftest(XDIST_CONFTEST)
