@@ -209,6 +209,15 @@ def _p_feature(name: str) -> tuple[Any, ...]:
     return (name.strip(),)
 
 
+def _p_tolerance(dtype: str, rtol: float | None = None, atol: float | None = None,
+                 normwise: float | None = None) -> tuple[Any, ...]:
+    # the table lives with parity (torch-free module); validated here with every other marker
+    from pytest_rocm.tolerances import parse_marker
+
+    given = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("normwise", normwise)) if v is not None}
+    return parse_marker((dtype,), given)
+
+
 @dataclass(frozen=True)
 class MarkerSpec:
     name: str
@@ -249,6 +258,9 @@ SPECS: dict[str, MarkerSpec] = {
         MarkerSpec("requires", _p_requires, "run only where a distribution is installed at that version "
                    "('bitsandbytes>=0.43'); absent is the outcome not-installed.", needs_env=False),
         MarkerSpec("feature", _p_feature, "name the compatibility-table row of this test.", needs_env=False),
+        MarkerSpec("tolerance", _p_tolerance, "parity tolerance for one dtype (float32, float16, bfloat16) "
+                   "in this test; overrides the default table, arguments of parity(...) override it.",
+                   needs_env=False),
     )
 }
 NAMES = frozenset(SPECS)

@@ -1,7 +1,8 @@
 """Parity fixtures (``parity``, ``parity_dtype``) and the ``tolerance`` marker.
 
-Importing this module never imports torch: the marker is validated with the torch-free tolerance
-table, and assert_parity is imported inside the fixture.
+Importing this module never imports torch: assert_parity is imported inside the fixture. The
+``tolerance`` marker is registered and validated at collection with the plugin's other markers
+(``markers.SPECS``), from the torch-free tolerance table.
 """
 
 from __future__ import annotations
@@ -11,21 +12,10 @@ from typing import Any
 import pytest
 
 from pytest_rocm.outcomes import PARITY_PROPERTY
-from pytest_rocm.tolerances import DTYPE_NAMES, parse_marker
+from pytest_rocm.tolerances import parse_marker
 
 #: the low-precision dtypes parity_dtype runs a test for
 LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
-
-MARKER_HELP = (
-    "tolerance(dtype, rtol=None, atol=None, normwise=None): parity tolerance for one dtype "
-    f"({', '.join(DTYPE_NAMES)}) in this test; overrides the default table, call arguments of "
-    "parity(...) override it"
-)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", MARKER_HELP)
-
 
 def marker_tolerances(item: pytest.Item) -> dict[str, dict[str, float]]:
     """{dtype: overrides} from the item's tolerance markers; the closest marker wins per key."""
@@ -35,29 +25,6 @@ def marker_tolerances(item: pytest.Item) -> dict[str, dict[str, float]]:
         dtype, overrides = parse_marker(mark.args, mark.kwargs)
         merged.setdefault(dtype, {}).update(overrides)
     return merged
-
-
-def marker_errors(items: list[pytest.Item]) -> list[str]:
-    errors = []
-    for item in items:
-        for mark in item.iter_markers("tolerance"):
-            try:
-                parse_marker(mark.args, mark.kwargs)
-            except ValueError as exc:
-                errors.append(f"{item.nodeid}: bad @pytest.mark.tolerance: {exc}")
-    return errors
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    # A bad marker is a mistake in the test file, like a syntax error: report it as a collection
-    # error of that file (also under xdist, where a UsageError from a worker is an INTERNALERROR).
-    result = yield
-    items = result if isinstance(result, list) else [result]
-    errors = marker_errors([i for i in items if isinstance(i, pytest.Item)])
-    if errors:
-        raise collector.CollectError("\n".join(errors))
-    return result
 
 
 class Parity:
