@@ -129,6 +129,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # -- markers ------------------------------------------------------------------------------------
 #: parsed plugin marks of an item, with the count of its own markers when they were parsed
 MARKS = pytest.StashKey[tuple[int, list[markers.Parsed]]]()
+NO_MARKS: list[markers.Parsed] = []  # shared, never mutated
 
 
 def _plugin_mark_objects(item: pytest.Item) -> list[pytest.Mark]:
@@ -157,7 +158,12 @@ def plugin_marks(item: pytest.Item) -> list[markers.Parsed]:
         seen, parsed = stash[MARKS]
         if seen == count:
             return parsed
-    parsed = [markers.parse_mark(m.name, m.args, dict(m.kwargs)) for m in _plugin_mark_objects(item)]
+    found = _plugin_mark_objects(item)
+    if not found:
+        # Most tests of a big suite: cache nothing. Two objects per item kept alive for the whole
+        # session made every garbage collection slower (measurable on a 5,000-test run).
+        return NO_MARKS
+    parsed = [markers.parse_mark(m.name, m.args, dict(m.kwargs)) for m in found]
     item.stash[MARKS] = (count, parsed)
     return parsed
 
