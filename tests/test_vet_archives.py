@@ -56,6 +56,21 @@ def test_zip_traversal_absolute_and_symlink_members_are_refused(tmp_path: Path) 
     assert not (tmp_path.parent / "outside.cu").exists()
 
 
+def test_safety_caveat_counts_every_refused_member_not_only_the_kept_examples(tmp_path: Path) -> None:
+    from pytest_rocm.vet.scan import KEEP_PER_RULE
+
+    whl = tmp_path / "links-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        for i in range(KEEP_PER_RULE + 5):
+            link = zipfile.ZipInfo(f"links/l{i}.py")
+            link.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(link, "/etc/passwd")
+        zf.writestr("links/__init__.py", "x = 1\n")
+    _, result, verdict = vet(str(whl))
+    assert len(notes(result, "unsafe-link")) == KEEP_PER_RULE  # examples kept
+    assert f"{KEEP_PER_RULE + 5} member(s) not read for safety or size (unsafe-link)" in verdict.caveats
+
+
 def test_tar_traversal_links_and_devices_are_refused(tmp_path: Path) -> None:
     sdist = tmp_path / "evil-1.0.tar.gz"
     with tarfile.open(sdist, "w:gz") as tf:
@@ -175,6 +190,13 @@ def test_not_an_archive_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFix
     other.write_text("hello")
     assert main(["vet", str(other)]) == 2
     assert "not a wheel, sdist" in capsys.readouterr().err
+
+
+def test_empty_folder_is_exit_2_not_a_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main(["vet", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"rocm-compat vet: {tmp_path / 'empty'}: empty folder, nothing to scan"
 
 
 def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

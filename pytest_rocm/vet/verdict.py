@@ -150,5 +150,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
                        "https://download.pytorch.org/whl/rocmX.Y; a +cpu or +cuXYZ build has no ROCm support")
     skipped = [f for f in result.findings if f.spec.side == "safety" and f.severity != "info"]
     if skipped:
-        caveats.append(f"{len(skipped)} member(s) not read for safety or size ({_rules(skipped)})")
+        # counts, not the kept findings: the scan keeps only KEEP_PER_RULE examples per rule
+        total = sum(result.counts[rule] for rule in {f.rule for f in skipped}) or len(skipped)
+        caveats.append(f"{total} member(s) not read for safety or size ({_rules(skipped)})")
     return Verdict(klass, TITLES[klass], reason, evidence, caveats, steps)
