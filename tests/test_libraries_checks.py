@@ -4,6 +4,7 @@ and fails a deliberately broken result; the interpreter decision; a broken trito
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -123,7 +124,7 @@ def test_attention_math_matches_torch_sdpa_with_gqa_and_causal_mask() -> None:
 
 
 def test_triton_interpret_decision(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the conftest sets them at import
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):  # the conftest sets them at import
         monkeypatch.setenv(var, "1")
     conftest = _load("conftest")
     no_gpu, gpu = (lambda: False), (lambda: True)
@@ -139,6 +140,13 @@ def test_triton_interpret_decision(monkeypatch: pytest.MonkeyPatch) -> None:
     assert conftest.triton_interpret_decision({}, None, gpu)[0] is False
 
 
+def test_conftest_forces_the_hub_offline_even_when_the_user_allowed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(var, "0")
+    _load("conftest")
+    assert [os.environ[v] for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")] == ["1"] * 3
+
+
 def test_a_wrong_triton_kernel_fails_its_parity_check(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("triton")
     suite = pytester.path / "suites" / "libraries"
@@ -149,7 +157,7 @@ def test_a_wrong_triton_kernel_fails_its_parity_check(pytester: pytest.Pytester,
     source = kernels.read_text()
     assert "x + y, mask=mask" in source
     kernels.write_text(source.replace("x + y, mask=mask", "x + y * 1.01, mask=mask"))
-    for var in ("TRITON_INTERPRET", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    for var in ("TRITON_INTERPRET", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(var, "1")
     result = pytester.runpytest("--rocm-device=cpu", "-p", "no:cacheprovider", "-k", "vector_add")
     result.assert_outcomes(failed=2, skipped=1)  # float32 and float16 caught; bf16: interpreter skip

@@ -96,7 +96,7 @@ def make_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tests
     monkeypatch.syspath_prepend(str(fakes))
     monkeypatch.setenv("PYTHONPATH", str(fakes))
     # the suite conftest sets these for the run; keep them from leaking out of this test
-    for var in ("TRITON_INTERPRET", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    for var in ("TRITON_INTERPRET", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(var, "1")
     return suite
 

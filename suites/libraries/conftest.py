@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).parent))  # the suite's helper modules, in
 
 from _library_support import LIBRARY_CLASSES, library_version  # noqa: E402
 
-# Never reach the Hugging Face Hub: the ecosystem checks build tiny models from configs.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Never reach the Hugging Face Hub: the ecosystem checks build tiny models from configs. Forced,
+# not defaulted (as in the model suite): a user's HF_HUB_OFFLINE=0 must not let a check download.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+    os.environ[_var] = "1"
 
 #: distribution name of each library module the suites import
 DISTRIBUTIONS = {
