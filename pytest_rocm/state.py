@@ -124,8 +124,8 @@ def no_device_reason(env: Environment) -> str:
     kernel = [g.gfx or "unknown gfx" for g in env.system.gpus]
     seen = f"; the kernel reports {len(kernel)} GPU(s): {', '.join(kernel)}" if kernel else ""
     if env.torch is None:
-        cause = f" ({env.torch_error})" if env.torch_error and "No module" not in env.torch_error else ""
-        return f"torch is not installed{cause}{seen}"
+        # torch_error already says which: "torch is not installed" or "torch failed to import: ..."
+        return f"{env.torch_error or 'torch is not installed'}{seen}"
     if env.backend == "cuda" or (env.cuda and not env.hip):
         if kernel:
             return f"torch {env.torch} is a CUDA build and cannot use AMD GPUs{seen}"

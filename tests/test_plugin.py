@@ -199,6 +199,36 @@ def test_plain_run_never_imports_torch_but_a_marked_one_does(pytester) -> None:
     marked.stdout.fnmatch_lines(["*needs a GPU, the device under test is the CPU (--rocm-device=cpu)"])
 
 
+NO_TORCH_TESTS = """
+import pytest
+def test_device(rocm_device): pass
+@pytest.mark.gpu
+def test_gpu(): pass
+@pytest.mark.torch_version(">=2")
+def test_torch_version(): pass
+def test_env(rocm_env):
+    assert (rocm_env.backend, rocm_env.torch) == ("cpu", None)
+"""
+
+
+def test_without_torch_the_plugin_works_and_device_tests_say_why(pytester) -> None:
+    # torch absent: an import of it fails as on a machine where it is not installed
+    pytester.makeconftest("import sys\nsys.modules['torch'] = None\n")
+    pytester.makepyfile(NO_TORCH_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines([
+        "rocm: backend=cpu torch=not-installed device=none [[]env: detected[]] (torch is not installed)",
+        "SKIPPED*no device to test on: torch is not installed",
+        "SKIPPED*needs a GPU, torch is not installed",
+        "SKIPPED*needs torch >=2, torch is not installed",
+    ])
+    assert "installed (torch is not installed)" not in result.stdout.str()
+    forced = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "--rocm-device=cpu")
+    forced.assert_outcomes(passed=1, skipped=3)
+    forced.stdout.fnmatch_lines(["SKIPPED*the CPU device: torch is not installed*"])
+
+
 def test_import_help_version_markers_never_import_torch(tmp_path) -> None:
     script = textwrap.dedent(f'''
         import sys, contextlib, io
