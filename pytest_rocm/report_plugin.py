@@ -85,6 +85,9 @@ class ReportWriter:
         self.created = report.now_iso()
         header = {"label": self.label, "created": self.created, "environment": self.environment, "device": device}
         self.device = device
+        # A report left by an earlier run would outlive this one if it is killed, and be read
+        # (by a person, `rocm-compat run`, table or diff) as this run's: only the sidecar may speak.
+        self.path.unlink(missing_ok=True)
         self.sidecar = report.Sidecar(report.sidecar_path(self.path), header)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:

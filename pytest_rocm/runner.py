@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     report_path = reports_dir / f"{slug(label)}.json"
     command = pytest_command(suites, report_path, label, on_cpu, user_args)
     print("rocm-compat run: " + " ".join(command[2:]), flush=True)
+    for stale in (report_path, sidecar_path(report_path)):  # an earlier run's must not pass for this one's
+        stale.unlink(missing_ok=True)
     status = subprocess.call(command)
     source = report_path if report_path.exists() else sidecar_path(report_path)
     try:

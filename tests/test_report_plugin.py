@@ -95,6 +95,7 @@ def test_sigkilled_run_keeps_every_finished_result(pytester: pytest.Pytester, ca
         def test_d_kills_the_run(): os.kill(os.getpid(), signal.SIGKILL)
         def test_e_never_runs(): pass
     """})
+    (pytester.path / "r.json").write_text("{}")  # an earlier run's report must not pass for this one
     result = pytester.runpytest_subprocess("suites", "--rocm-report=r.json", "--rocm-label=killed", "-p", "no:cacheprovider", CPU_ENV)
     assert result.ret != 0
     assert not (pytester.path / "r.json").exists()

@@ -132,6 +132,18 @@ def test_a_killed_run_still_gives_its_partial_report(
     assert "operators/a" in (tmp_path / "r" / "gate.md").read_text()
 
 
+def test_a_stale_report_from_an_earlier_run_is_not_taken_for_this_one(
+    suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
+    stale = tmp_path / "r" / "gate.json"
+    write_json(stale, assemble("gate", {}, [{"nodeid": "x.py::test_old", "feature": "old", "outcome": "passed"}]))
+    monkeypatch.setattr(runner.subprocess, "call", FakePytest(killed=True))
+    assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
+    assert "gate.json.partial.jsonl  (interrupted run: partial)" in capsys.readouterr().out
+    assert not stale.exists() and "| old |" not in (tmp_path / "r" / "gate.md").read_text()
+
+
 def test_missing_suites_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["run", "--suites", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.strip() == f"rocm-compat run: {tmp_path / 'nope'}: no suites folder there"
