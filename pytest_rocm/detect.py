@@ -72,6 +72,18 @@ def _first_line(seam: Seam, path: str) -> str | None:
     return lines[0].strip() if lines and lines[0].strip() else None
 
 
+_VERSION_LINE_RE = re.compile(r"^\d+\.\d+[\w.+~-]*$")
+
+
+def _version_line(seam: Seam, path: str) -> str | None:
+    """A version file's first line (``6.2.4-120``); ValueError when it is no version (a corrupt
+    file must not reach the header and the report as garbage)."""
+    line = _first_line(seam, path)
+    if line is not None and not _VERSION_LINE_RE.match(line):
+        raise ValueError(f"not a version: {line[:40]!r}")
+    return line
+
+
 # -- system layer -----------------------------------------------------------------------------
 def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
     """The GPU nodes of the KFD topology, in node order (numeric: node 10 after node 2)."""
@@ -133,7 +145,7 @@ def _rocm_version(seam: Seam) -> str | None:
     rocm_path = seam.getenv("ROCM_PATH")
     for root in ([rocm_path] if rocm_path else []) + ["/opt/rocm"]:
         try:
-            return _first_line(seam, f"{root.rstrip('/')}/.info/version")
+            return _version_line(seam, f"{root.rstrip('/')}/.info/version")
         except FileNotFoundError:
             continue
     return None
@@ -156,7 +168,7 @@ def detect_system(seam: Seam) -> SystemInfo:
     info.amdgpu_loaded = _probe(errors, "/sys/module/amdgpu", lambda: seam.is_dir("/sys/module/amdgpu"), None)
     # the version file exists only with AMD's DKMS driver: absent is normal, not an error
     info.amdgpu_version = _probe(
-        errors, "/sys/module/amdgpu/version", lambda: _first_line(seam, "/sys/module/amdgpu/version"), None
+        errors, "/sys/module/amdgpu/version", lambda: _version_line(seam, "/sys/module/amdgpu/version"), None
     )
     info.rocm_version = _probe(errors, "rocm version", lambda: _rocm_version(seam), None)
     info.memory_total = _probe(errors, "/proc/meminfo", lambda: _memory_total(seam), None)

@@ -190,6 +190,14 @@ def test_rocm_version_memory_and_wsl(tmp_path: Path) -> None:
     assert (info.rocm_version, info.memory_total, info.wsl) == ("6.2.4-120", 1024000, False)
 
 
+def test_corrupt_version_files_are_errors_not_versions(tmp_path: Path) -> None:
+    build_tree(tmp_path, Machine([], rocm_version="\x00\x9f\x01garbage", amdgpu_version="<html>"))
+    info = detect_system(seam_for(tmp_path))
+    assert (info.rocm_version, info.amdgpu_version) == (None, None)
+    assert any(e.startswith("rocm version: ValueError: not a version") for e in info.errors), info.errors
+    assert any(e.startswith("/sys/module/amdgpu/version: ValueError: not a version") for e in info.errors)
+
+
 def test_rocm_path_variable_wins(tmp_path: Path) -> None:
     build_tree(tmp_path, Machine([], rocm_version="6.2.4"))
     write(tmp_path, "opt/rocm-6.3.1/.info/version", "6.3.1-48\n")
