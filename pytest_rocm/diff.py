@@ -14,7 +14,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pytest_rocm.report import ReportError, jsonable, load_report, metric
+from pytest_rocm.report import jsonable
+from pytest_rocm.report_load import ReportError, load_report, metric
 
 PASSING = ("passed", "xpassed")
 SKIPPING = ("skipped", "not-installed")

@@ -20,7 +20,8 @@ from typing import Any
 import pytest_rocm
 from pytest_rocm import isolation
 from pytest_rocm.environment import Environment
-from pytest_rocm.report import ReportError, default_label, load_report, sidecar_path, slug
+from pytest_rocm.report import default_label, sidecar_path, slug
+from pytest_rocm.report_load import ReportError, load_report
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)

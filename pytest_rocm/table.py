@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_rocm.report import ReportError, load_reports, metric
+from pytest_rocm.report_load import ReportError, load_reports, metric
 
 #: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
 GOOD = ("passed", "xpassed")

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.diff import compare, verdict
-from pytest_rocm.report import load_report, write_json
+from pytest_rocm.report import write_json
+from pytest_rocm.report_load import load_report
 
 DATA = Path(__file__).parent / "data" / "report"
 

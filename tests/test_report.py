@@ -1,4 +1,4 @@
-"""Unit tests of pytest_rocm.report: feature names, outcome mapping, records, files."""
+"""Unit tests of pytest_rocm.report and report_load: feature names, outcome mapping, records, files."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm import report
+from pytest_rocm import report, report_load
 from pytest_rocm.environment import Device, Environment
-from pytest_rocm.report import ReportError
+from pytest_rocm.report_load import ReportError
 
 DATA = Path(__file__).parent / "data" / "report"
 
@@ -103,10 +103,10 @@ def test_record_flattens_parity_merges_info_and_reads_serialized_properties() ->
 
 
 def test_metric_prefers_normwise_and_reads_non_finite_strings() -> None:
-    assert report.metric({"normwise": 2e-3, "max_rel": 5.0}) == 2e-3
-    assert report.metric({"normwise": None, "max_rel": 5.0}) == 5.0
-    assert report.metric({"normwise": "inf"}) == float("inf")
-    assert report.metric({"dtype": "float16"}) is None
+    assert report_load.metric({"normwise": 2e-3, "max_rel": 5.0}) == 2e-3
+    assert report_load.metric({"normwise": None, "max_rel": 5.0}) == 5.0
+    assert report_load.metric({"normwise": "inf"}) == float("inf")
+    assert report_load.metric({"dtype": "float16"}) is None
 
 
 # -- labels ----------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_sidecar_round_trip_drops_a_cut_off_last_line(tmp_path: Path) -> None:
     sidecar.close()
     with open(path, "a", encoding="utf-8") as handle:
         handle.write('{"nodeid": "a.py::half", "feat')  # the kill hit mid-write
-    loaded = report.load_report(path)
+    loaded = report_load.load_report(path)
     assert [r["outcome"] for r in loaded["results"]] == ["passed", "failed"]
     assert loaded["interrupted"] is True and loaded["dropped_partial_line"] is True
     assert loaded["summary"]["total"] == 2 and loaded["summary"]["failed"] == 1
@@ -139,7 +139,7 @@ def test_sidecar_round_trip_drops_a_cut_off_last_line(tmp_path: Path) -> None:
 def test_final_report_validates(tmp_path: Path) -> None:
     doc = report.assemble("L", {}, [{"nodeid": "a::b", "feature": "a/b", "outcome": "passed"}])
     report.write_json(tmp_path / "r.json", doc)
-    assert report.load_report(tmp_path / "r.json")["summary"]["passed"] == 1
+    assert report_load.load_report(tmp_path / "r.json")["summary"]["passed"] == 1
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_bad_reports_give_one_line_naming_the_file(tmp_path: Path, name: str, me
     if name in contents:
         (tmp_path / name).write_text(contents[name])
     with pytest.raises(ReportError) as info:
-        report.load_report(tmp_path / name)
+        report_load.load_report(tmp_path / name)
     text = str(info.value)
     assert message in text and "\n" not in text
     assert text.startswith(str(tmp_path / name))
@@ -178,9 +178,9 @@ def test_bad_reports_give_one_line_naming_the_file(tmp_path: Path, name: str, me
 def test_missing_report_points_at_the_sidecar_of_a_killed_run(tmp_path: Path) -> None:
     report.Sidecar(report.sidecar_path(tmp_path / "r.json"), {"label": "L"}).close()
     with pytest.raises(ReportError, match=r"r\.json: no such file \(an interrupted run left .*r\.json\.partial\.jsonl"):
-        report.load_report(tmp_path / "r.json")
+        report_load.load_report(tmp_path / "r.json")
 
 
 def test_same_label_twice_is_an_error() -> None:
     with pytest.raises(ReportError, match="label 'rocm torch2.6.0 rocm6.2.4 gfx1100' is also the label of"):
-        report.load_reports([DATA / "gfx1100.json", DATA / "gfx1100.json"])
+        report_load.load_reports([DATA / "gfx1100.json", DATA / "gfx1100.json"])

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report import assemble, load_reports
+from pytest_rocm.report import assemble
+from pytest_rocm.report_load import load_reports
 from pytest_rocm.table import Cell, build_table, render_markdown, row_status
 from pytest_rocm.table_html import chart_svg, render_html
 

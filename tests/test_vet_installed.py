@@ -14,7 +14,7 @@ import pytest
 from test_vet_support import write_tree
 
 from pytest_rocm.cli import main
-from pytest_rocm.report import load_report
+from pytest_rocm.report_load import load_report
 from pytest_rocm.vet import vet
 from pytest_rocm.vet.live import library_suite, live_check, primary_module
 

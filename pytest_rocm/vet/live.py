@@ -120,7 +120,8 @@ def _on_cpu() -> bool:
 
 def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[dict[str, Any]]:
     """Run one library suite in its own pytest process; its report records."""
-    from pytest_rocm.report import ReportError, load_report, sidecar_path
+    from pytest_rocm.report import sidecar_path
+    from pytest_rocm.report_load import ReportError, load_report
 
     suites = suite.parent.parent
     started = time.perf_counter()
