@@ -62,10 +62,13 @@ def summary_line(checks: list[Check]) -> str | None:
     found = problems(checks)
     if not found:
         return None
-    fails = sum(c.status == "fail" for c in found)
     noun = "problem" if len(found) == 1 else "problems"
-    ids = ", ".join(c.id for c in found)
-    return f"rocm doctor: {len(found)} {noun} ({fails} failing: {ids}), run `rocm-compat doctor`"
+    groups = []
+    for status, label in (("fail", "failing"), ("warn", "warnings")):
+        ids = [c.id for c in found if c.status == status]
+        if ids:
+            groups.append(f"{label}: {', '.join(ids)}")
+    return f"rocm doctor: {len(found)} {noun} ({'; '.join(groups)}), run `rocm-compat doctor`"
 
 
 def render_text(checks: list[Check]) -> str:

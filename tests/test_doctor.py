@@ -280,6 +280,18 @@ def test_every_mapped_check_has_a_scenario() -> None:
     assert mapped <= set(scenarios), mapped - set(scenarios)
 
 
+def test_summary_line_tells_failing_checks_from_warnings() -> None:
+    checks = [Check("gfx-in-build", "fail", "e"), Check("igpu", "warn", "e"), Check("wsl", "ok", "e"),
+              Check("memory", "skipped", "e"), Check("driver", "fail", "e")]
+    assert doctor.summary_line(checks) == (
+        "rocm doctor: 3 problems (failing: gfx-in-build, driver; warnings: igpu), run `rocm-compat doctor`"
+    )
+    assert doctor.summary_line([Check("igpu", "warn", "e")]) == (
+        "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor`"
+    )
+    assert doctor.summary_line(checks[2:4]) is None
+
+
 def test_pytest_header_names_the_problem(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A broken setup is one header line pointing at the doctor; a healthy one adds nothing."""
     pytester.makepyfile("def test_ok():\n    pass\n")
@@ -288,7 +300,7 @@ def test_pytest_header_names_the_problem(pytester: pytest.Pytester, tmp_path: Pa
     write(broken, "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(broken))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["rocm doctor: 1 problem (1 failing: driver), run `rocm-compat doctor`"])
+    result.stdout.fnmatch_lines(["rocm doctor: 1 problem (failing: driver), run `rocm-compat doctor`"])
     assert result.ret == 0
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
