@@ -13,6 +13,7 @@ Re-running a combination reuses its virtual environment (``reuse_venv``).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,10 +37,15 @@ nox.options.error_on_missing_interpreters = False  # a Python this machine lacks
 nox.options.sessions = ["tests", *(f"suite-{c.name}" for c in COMBOS)]
 
 
+#: where the ``tests`` session takes torch from: PyPI alone gives Linux the multi-GB CUDA build
+TORCH_INDEX_URL = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl/cpu")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The plugin's own tests (the README's test command)."""
-    session.install("-r", str(ROOT / ".ci" / "requirements.txt"))
+    # an extra index: pip takes 2.13.0+cpu over PyPI's 2.13.0, uv searches extra indexes first
+    session.install("--extra-index-url", TORCH_INDEX_URL, "-r", str(ROOT / ".ci" / "requirements.txt"))
     session.install("-e", f"{ROOT}[test]")
     session.run("python", "-m", "pytest", "-n", "2", *session.posargs)
 
@@ -54,7 +60,9 @@ def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
             torch_args += ["--index-url", combo.index_url]
         session.install(*torch_args)
         if combo.packages:
-            session.install(*combo.packages)
+            # torch's requirement again: a package that wants another torch must fail the install,
+            # not swap the combination's build for PyPI's (a CUDA build on Linux)
+            session.install(*combo.packages, combo.torch)
         session.install("pytest-xdist", "pytest-timeout", str(ROOT))
         REPORTS.mkdir(exist_ok=True)
         report = ROOT / combo.report_name
@@ -78,7 +86,7 @@ def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
             session.error(f"{combo.name}: the run finished but wrote no report at {report}")
         session.log(f"{combo.name}: report at {report}")
 
-    suite.__doc__ = f"{combo.torch} ({combo.backend} {combo.rocm or ''}) -- {combo.source}"
+    suite.__doc__ = f"{combo.torch} ({' '.join(filter(None, (combo.backend, combo.rocm)))}) -- {combo.source}"
     return suite
 
 
