@@ -29,6 +29,7 @@ from test_detect_fakes import (
 from pytest_rocm import cli, doctor
 from pytest_rocm.detect import detect_environment
 from pytest_rocm.doctor_checks import CHECKS, Check, diagnose, problems
+from pytest_rocm.environment import Environment, SystemGpu
 
 GIB = 1024**3
 ROCM624 = "6.2.4"
@@ -226,8 +227,6 @@ def test_wsl(tmp_path: Path) -> None:
 
 # -- the command -----------------------------------------------------------------------------
 def test_cli_json_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_rocm.environment import Environment
-
     healthy = tmp_path / "cpu.json"
     healthy.write_text(Environment(backend="cpu", torch="2.13.0+cpu").to_json())
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path))
@@ -238,7 +237,7 @@ def test_cli_json_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[
 
     broken = tmp_path / "cuda-on-amd.json"
     env = Environment(backend="cpu", torch="2.12.0+cu130", cuda="13.0")
-    env.system.gpus = [__import__("pytest_rocm.environment", fromlist=["SystemGpu"]).SystemGpu(node=1, gfx="gfx1150")]
+    env.system.gpus = [SystemGpu(node=1, gfx="gfx1150")]
     broken.write_text(env.to_json())
     assert cli.main(["doctor", "--env", str(broken)]) == 1
     text = capsys.readouterr().out
@@ -257,7 +256,7 @@ def test_errors_table_covers_every_known_error(capsys: pytest.CaptureFixture[str
     with_fix = {e["id"] for e in source["errors"] if e.get("fix")}
     known = {e["id"]: e for e in doctor.known_errors()}
     assert set(known) == with_fix
-    ids = {fn(__import__("pytest_rocm.environment", fromlist=["Environment"]).Environment(), doctor.Extras()).id for fn in CHECKS}
+    ids = {fn(Environment(), doctor.Extras()).id for fn in CHECKS}
     for entry in known.values():
         assert entry["check"] in ids or entry.get("why_unmapped"), entry["id"]
     assert cli.main(["doctor", "--errors-table"]) == 0
