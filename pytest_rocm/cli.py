@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -74,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rocm-compat: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `rocm-compat matrix --emit json | head`: the reader left; not an error worth a traceback.
+        # stdout goes to devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what a shell reports for SIGPIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

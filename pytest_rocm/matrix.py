@@ -266,9 +266,11 @@ def render_text(combos: list[Combo]) -> str:
 
 
 def default_combos_path() -> Path:
-    """matrix/combos.toml of a checkout, or the current directory's."""
+    """The current directory's matrix/combos.toml (the user's project), else the one of the
+    pytest-rocm checkout this module runs from (an editable install)."""
+    here = Path("matrix/combos.toml")
     checkout = Path(__file__).resolve().parent.parent / "matrix" / "combos.toml"
-    return checkout if checkout.exists() else Path("matrix/combos.toml")
+    return checkout if not here.exists() and checkout.exists() else here
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -285,7 +287,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         combos = load_combos(path)
     except ComboError as exc:
-        print(f"rocm-compat matrix: {exc}", file=sys.stderr)
+        hint = "; give the combinations file with --file FILE" if args.file is None and not path.exists() else ""
+        print(f"rocm-compat matrix: {exc}{hint}", file=sys.stderr)
         return 2
     if args.backend:
         combos = [c for c in combos if c.backend == args.backend]

@@ -133,6 +133,29 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert "no combination named 'nope'" in capsys.readouterr().err
 
 
+def test_the_current_directory_s_combos_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "matrix").mkdir()
+    write(tmp_path / "matrix", GOOD)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["matrix", "--emit", "json"]) == 0
+    assert [c["name"] for c in json.loads(capsys.readouterr().out)] == ["torch2.6-rocm6.2.4"]
+
+
+def test_a_reader_that_leaves_early_is_no_traceback() -> None:
+    """`rocm-compat matrix --emit json | head -1`: the pipe closes under the writer."""
+    # the command runs until its output fails: far more than a pipe buffer holds
+    code = ("import sys; from pytest_rocm import cli\n"
+            "rc = 0\nwhile rc == 0:\n    rc = cli.main(['matrix', '--emit', 'json'])\nsys.exit(rc)")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == b"["
+    proc.stdout.close()  # the reader leaves
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and err == ""
+
+
 def test_noxfile_lists_one_session_per_combo() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "nox", "-l", "-f", str(ROOT / "noxfile.py")],
