@@ -15,6 +15,10 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
+# pytester's in-process runs forget the modules a run imported; importing triton's native module a
+# second time then aborts the process (nanobind). torch._dynamo (imported lazily by the suite, and
+# it brings triton) is loaded once here, so every run finds it already there.
+import torch._dynamo  # noqa: E402,F401
 
 SUITE = Path(__file__).resolve().parent.parent / "suites" / "operators"
 
@@ -141,6 +145,31 @@ def test_sdpa_records_offered_and_default_backends(pytester, suite) -> None:
     info = row.get("info") or {}
     assert info.get("sdpa_default") in {"math", "flash"}, row
     assert "math" in info.get("sdpa_offered", []), row
+
+
+SDPA_FAILS_IN_FP16 = """
+import pytest, torch
+import torch.nn.functional as F
+
+@pytest.fixture(autouse=True)
+def sdpa_without_fp16_kernels(monkeypatch):
+    real = F.scaled_dot_product_attention
+    def sdpa(q, *args, **kwargs):
+        if q.dtype == torch.float16:
+            raise RuntimeError("HIP error: invalid device function")
+        return real(q, *args, **kwargs)
+    monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+"""
+
+
+def test_sdpa_backend_that_fails_is_a_failure_not_a_skip(pytester, suite) -> None:
+    """Only torch's "no kernel for these inputs" is "not offered": a kernel that was picked and
+    failed on this gfx is the incompatibility the table exists to show."""
+    ids = [f"test_attention.py::test_sdpa[math-{d}]" for d in ("float32", "float16")]
+    result = run(pytester, *ids, "test_attention.py::test_sdpa_default[float32]", conftest=SDPA_FAILS_IN_FP16)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["E*RuntimeError: HIP error: invalid device function",
+                                 "FAILED suites/operators/test_attention.py::test_sdpa[[]math-float16[]]*"])
 
 
 # -- helpers of the suite, without pytester ---------------------------------------------------
