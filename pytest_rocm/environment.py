@@ -8,7 +8,7 @@ from one of these, so a recorded one (``--rocm-env FILE``) behaves exactly like 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -135,21 +135,16 @@ class Environment:
             raise EnvironmentFileError(
                 f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}"
             )
-        try:
-            devices = [_build(Device, d, f"{source}: devices[{i}]") for i, d in enumerate(data.get("devices") or [])]
-            system_raw = dict(data.get("system") or {})
-            gpus = [
-                _build(SystemGpu, g, f"{source}: system.gpus[{i}]")
-                for i, g in enumerate(system_raw.pop("gpus", None) or [])
-            ]
-            system = _build(SystemInfo, system_raw, f"{source}: system")
-            system.gpus = gpus
-            top = {k: v for k, v in data.items() if k not in ("schema", "devices", "system")}
-            env = _build(cls, top, source)
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, EnvironmentFileError):
-                raise
-            raise EnvironmentFileError(f"{source}: {exc}") from None
+        devices = [_build(Device, d, f"{source}: devices[{i}]")
+                   for i, d in enumerate(_list(data.get("devices"), f"{source}: devices"))]
+        system_raw = data.get("system") or {}
+        if not isinstance(system_raw, dict):
+            raise EnvironmentFileError(f"{source}: system: expected an object, got {type(system_raw).__name__}")
+        gpus = [_build(SystemGpu, g, f"{source}: system.gpus[{i}]")
+                for i, g in enumerate(_list(system_raw.get("gpus"), f"{source}: system.gpus"))]
+        system = _build(SystemInfo, {k: v for k, v in system_raw.items() if k != "gpus"}, f"{source}: system")
+        system.gpus = gpus
+        env = _build(cls, {k: v for k, v in data.items() if k not in ("schema", "devices", "system")}, source)
         env.devices = devices
         env.system = system
         return env
@@ -178,13 +173,46 @@ class Environment:
         return bool(self.devices)
 
 
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EnvironmentFileError(f"{where}: expected a list, got {type(value).__name__}")
+    return value
+
+
+_SCALARS: dict[str, type] = {"int": int, "str": str, "bool": bool}
+
+
+def _matches(value: Any, annotation: str) -> bool:
+    """Whether a JSON value fits a field annotation of the model (``int | None``, ``list[str]``,
+    ``dict[str, str | None]``); nested dataclasses are built and checked on their own."""
+    if annotation.endswith(" | None"):
+        return value is None or _matches(value, annotation[: -len(" | None")])
+    if annotation in _SCALARS:
+        # bool is an int in Python, not in the model
+        return isinstance(value, _SCALARS[annotation]) and (annotation == "bool" or not isinstance(value, bool))
+    if annotation.startswith("list[") and annotation.endswith("]"):
+        return isinstance(value, list) and all(_matches(v, annotation[5:-1]) for v in value)
+    if annotation.startswith("dict[str, ") and annotation.endswith("]"):
+        inner = annotation[len("dict[str, "):-1]
+        return isinstance(value, dict) and all(isinstance(k, str) and _matches(v, inner) for k, v in value.items())
+    return True
+
+
 def _build(cls: type, data: Any, where: str) -> Any:
-    """Instantiate a dataclass from a dict, ignoring unknown keys (forward compatibility)."""
+    """Instantiate a dataclass from a dict, ignoring unknown keys (forward compatibility); a
+    missing field or a value of the wrong type is an EnvironmentFileError naming the field."""
     if not isinstance(data, dict):
         raise EnvironmentFileError(f"{where}: expected an object, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}
-    kwargs = {k: v for k, v in data.items() if k in names}
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise EnvironmentFileError(f"{where}: {exc}") from None
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise EnvironmentFileError(f"{where}: field {f.name!r} is missing")
+            continue
+        value = data[f.name]
+        if f.name not in ("devices", "system", "gpus") and not _matches(value, str(f.type)):
+            raise EnvironmentFileError(f"{where}: field {f.name!r} is {value!r:.60}, expected {f.type}")
+        kwargs[f.name] = value
+    return cls(**kwargs)

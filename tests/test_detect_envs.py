@@ -14,7 +14,7 @@ import pytest
 from test_detect_fakes import ENVS, machines, record
 
 from pytest_rocm.detect import environment_warnings
-from pytest_rocm.environment import Environment
+from pytest_rocm.environment import Environment, EnvironmentFileError
 
 NAMES = sorted(machines())
 
@@ -107,3 +107,33 @@ def test_no_binary() -> None:
     (device,) = env.devices
     assert device.gfx not in env.arch_list and device.in_build is False
     assert any("expect hipErrorNoBinaryForGpu" in w for w in environment_warnings(env))
+
+
+CORRUPTIONS = [
+    (lambda d: d.__setitem__("arch_list", 5), "field 'arch_list' is 5, expected list[str]"),
+    (lambda d: d.__setitem__("torch", 2.6), "field 'torch' is 2.6, expected str | None"),
+    (lambda d: d.__setitem__("variables", [1]), "field 'variables' is [1], expected dict[str, str | None]"),
+    (lambda d: d.__setitem__("devices", "x"), "devices: expected a list, got str"),
+    (lambda d: d.__setitem__("system", "x"), "system: expected an object, got str"),
+    (lambda d: d["devices"][0].__setitem__("index", True), "devices[0]: field 'index' is True, expected int"),
+    (lambda d: d["devices"][0].pop("arch"), "devices[0]: field 'arch' is missing"),
+    (lambda d: d["devices"][0].__setitem__("features", {"xnack": "maybe"}), "field 'features' is {'xnack': 'maybe'}"),
+    (lambda d: d["system"]["gpus"][0].__setitem__("vram", "64G"), "system.gpus[0]: field 'vram' is '64G'"),
+]
+
+
+@pytest.mark.parametrize("corrupt, message", CORRUPTIONS)
+def test_a_corrupt_recording_names_the_field(corrupt, message: str) -> None:
+    data = json.loads((ENVS / "mi300x_8.json").read_text(encoding="utf-8"))
+    corrupt(data)
+    with pytest.raises(EnvironmentFileError) as info:
+        Environment.from_dict(data, "rec.json")
+    assert str(info.value).startswith("rec.json: ") and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
+    data = json.loads((ENVS / "mi300x_8.json").read_text(encoding="utf-8"))
+    data["added_later"] = {"x": 1}
+    data["devices"][0]["added_later"] = 1
+    assert Environment.from_dict(data) == _env("mi300x_8")

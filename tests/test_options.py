@@ -3,6 +3,8 @@ and bad input as one usage-error line naming where the value came from."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,8 @@ CORRUPT = "{not json"
         (["--rocm-env=missing.json"], {}, "--rocm-env: missing.json: no such file"),
         (["--rocm-env=corrupt.json"], {}, "--rocm-env: corrupt.json: not valid JSON (line 1, column 2"),
         (["--rocm-env=other.json"], {}, "--rocm-env: other.json: schema is 'something/else'"),
+        (["--rocm-env=wrong_type.json"], {},
+         "--rocm-env: wrong_type.json: devices[0]: field 'total_memory' is 'lots', expected int | None"),
         ([], {"PYTEST_ROCM_ENV": "missing.json"}, "PYTEST_ROCM_ENV: missing.json: no such file"),
         ([IGPU, "--rocm-device=cuda:5"], {},
          "--rocm-device=cuda:5: no such device; found 0:gfx1030 (AMD Radeon RX 6800 XT), 1:gfx1036"),
@@ -133,6 +137,9 @@ def test_bad_input_is_one_usage_error_line(pytester, monkeypatch, args, variable
     pytester.makepyfile("def test_x(): pass")
     pytester.path.joinpath("corrupt.json").write_text(CORRUPT)
     pytester.path.joinpath("other.json").write_text('{"schema": "something/else"}')
+    recorded = json.loads((ENVS / "mi300x_8.json").read_text())
+    recorded["devices"][0]["total_memory"] = "lots"  # the markers would compare it with a size
+    pytester.path.joinpath("wrong_type.json").write_text(json.dumps(recorded))
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     result = pytester.runpytest(*args)
