@@ -26,6 +26,9 @@ SCHEMA = "pytest-rocm/report/1"
 SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
 #: user_properties key through which a worker hands the ``feature`` marker's name to the controller
 FEATURE_PROPERTY = "rocm_feature"
+#: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
+#: a worker killed by that timeout from a crash (the setup report brings it before the call starts)
+TIMEOUT_PROPERTY = "rocm_timeout"
 SUITE_FOLDERS = ("suites", "_suites")
 MAX_REASON = 400
 _TIMEOUT_RE = re.compile(r"Timeout \(>[0-9.]+s\) from pytest-timeout")
@@ -174,6 +177,8 @@ def build_record(
             info.update(value)
         elif key == FEATURE_PROPERTY:
             marker_feature = str(value)
+        elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
+            timeout = float(value)  # the test's own timeout marker overrides the session's
     outcome, reason = outcome_of(phases, elapsed, timeout)
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:

@@ -52,7 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class FeatureTagger:
-    """Hands the ``feature`` marker's name to the report through user_properties (works in workers)."""
+    """Hands the ``feature`` marker's name, and a ``timeout`` marker's seconds, to the report
+    through user_properties (works in xdist workers, whose reports carry them to the controller)."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -60,6 +61,21 @@ class FeatureTagger:
             marker = item.get_closest_marker("feature")
             if marker is not None and marker.args:
                 item.user_properties.append((report.FEATURE_PROPERTY, str(marker.args[0])))
+            seconds = _marker_timeout(item)
+            if seconds:
+                item.user_properties.append((report.TIMEOUT_PROPERTY, seconds))
+
+
+def _marker_timeout(item: pytest.Item) -> float | None:
+    """pytest-timeout's ``@pytest.mark.timeout(S)`` / ``timeout(timeout=S)`` on this test."""
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return None
+    value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None  # pytest-timeout reports its own bad marker
 
 
 class ReportWriter:

@@ -85,6 +85,15 @@ def test_dead_worker_after_the_timeout_is_a_timeout_before_it_a_crash() -> None:
     assert report.outcome_of(crash, elapsed=2.1, timeout=None)[0] == "crashed"
 
 
+def test_a_tests_own_timeout_marker_decides_for_a_dead_worker() -> None:
+    # the setup report brought the marker's 2 s before the call hung; the session's timeout is 900 s
+    setup = phase("setup", "passed", user_properties=[["rocm_timeout", 2.0]])
+    crash = phase("???", "failed", "worker 'gw1' crashed while running 'a.py::t'")
+    assert report.build_record("a.py::t", [setup, crash], elapsed=2.1, timeout=900.0)["outcome"] == "timeout"
+    assert report.build_record("a.py::t", [setup, crash], elapsed=0.3, timeout=900.0)["outcome"] == "crashed"
+    assert report.build_record("a.py::t", [OK_SETUP, crash], elapsed=2.1, timeout=900.0)["outcome"] == "crashed"
+
+
 def test_record_flattens_parity_merges_info_and_reads_serialized_properties() -> None:
     # under xdist user_properties arrive as lists, not tuples, and each phase carries its own copy
     call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], ["rocm_info", {"lib": "1"}]]

@@ -135,7 +135,8 @@ def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: p
             pass
     """})
     result = pytester.runpytest_subprocess(
-        "suites", "-n", "2", "--timeout", "2", "--max-worker-restart", "4",
+        # a session timeout far above the markers': the tests' own 2 s must decide "timeout"
+        "suites", "-n", "2", "--timeout", "60", "--max-worker-restart", "4",
         "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV,
     )
     results = _results(pytester.path / "r.json")
