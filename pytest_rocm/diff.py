@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -51,13 +52,13 @@ class Diff:
 
 
 def index(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Records by feature; two tests with one feature name are told apart by node id."""
+    """Records by feature; tests that share a feature name are each told apart by node id (all of
+    them, not "all but the first": under xdist the order of results changes from run to run)."""
+    counts = Counter(record["feature"] for record in report["results"])
     by_feature: dict[str, dict[str, Any]] = {}
     for record in report["results"]:
         key = record["feature"]
-        if key in by_feature:
-            key = f"{key} ({record['nodeid']})"
-        by_feature[key] = record
+        by_feature[key if counts[key] == 1 else f"{key} ({record['nodeid']})"] = record
     return by_feature
 
 

@@ -59,6 +59,16 @@ def test_a_feature_missing_from_the_candidate_is_a_regression(base: dict[str, An
     assert [(c.feature, c.candidate) for c in diff.regressions] == [("operators/matmul[float16]", None)]
 
 
+def test_tests_sharing_a_feature_name_match_whatever_order_they_finished_in(base: dict[str, Any]) -> None:
+    shared = [{"nodeid": f"suites/operators/test_{n}.py::test_x", "feature": "operators/x", "outcome": outcome,
+               "suite": "operators", "parity": []} for n, outcome in (("a", "passed"), ("b", "failed"))]
+    before, after = with_changes(base), with_changes(base)
+    before["results"] += shared
+    after["results"] += shared[::-1]  # xdist finished them the other way round this time
+    diff = compare(before, after)
+    assert (diff.regressions, diff.fixes, diff.added) == ([], [], [])
+
+
 def test_new_skips_fail_only_when_asked(base: dict[str, Any]) -> None:
     candidate = with_changes(base, **{"operators/sum_long[float16]": "skipped"})  # xfailed -> skipped
     diff = compare(base, candidate)
