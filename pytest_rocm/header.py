@@ -4,7 +4,7 @@ junit test-suite properties. Pure functions of a :class:`~pytest_rocm.state.Sele
 from __future__ import annotations
 
 from pytest_rocm.environment import Environment
-from pytest_rocm.markers import format_size
+from pytest_rocm.versions import format_size
 from pytest_rocm.state import Selection
 
 PREFIX = "rocm: "

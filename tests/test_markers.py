@@ -9,7 +9,8 @@ from packaging.specifiers import SpecifierSet
 
 from pytest_rocm import markers
 from pytest_rocm.environment import Environment
-from pytest_rocm.markers import MarkerError, parse_mark, parse_size, satisfies
+from pytest_rocm.markers import MarkerError, parse_mark
+from pytest_rocm.versions import parse_size, satisfies
 from pytest_rocm.options import Settings
 from pytest_rocm.state import select
 
