@@ -124,10 +124,13 @@ class ReportWriter:
             self.sidecar.append(record)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for nodeid in list(self.pending):  # interrupted mid-test (Ctrl-C, -x): keep what is known
             self._finish(nodeid)
-        document = report.assemble(self.label, self.environment, self.results, self.created, device=self.device)
+        extra: dict[str, Any] = {"device": self.device}
+        if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail:
+            extra["interrupted"] = True  # Ctrl-C, -x, --maxfail: the table marks the column partial
+        document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
         report.write_json(self.path, document)
         if self.sidecar is not None:
             self.sidecar.close(remove=True)

@@ -86,6 +86,17 @@ def test_report_records_every_outcome_parity_and_info(pytester: pytest.Pytester)
     assert not (pytester.path / "out/r.json.partial.jsonl").exists()  # removed once the JSON is written
 
 
+def test_a_run_stopped_early_is_marked_interrupted(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    pytester.makepyfile(**{"suites/operators/test_stop": "def test_a(): assert False\ndef test_b(): pass\n"})
+    pytester.runpytest("suites", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV, "-x")
+    document = json.loads((pytester.path / "r.json").read_text())
+    assert document["interrupted"] is True and document["summary"]["total"] == 1
+    assert cli.main(["table", str(pytester.path / "r.json")]) == 0
+    assert "(interrupted run: partial results)" in capsys.readouterr().out
+    pytester.runpytest("suites", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV)
+    assert "interrupted" not in json.loads((pytester.path / "r.json").read_text())
+
+
 def test_sigkilled_run_keeps_every_finished_result(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     pytester.makepyfile(**{"suites/operators/test_kill": """
         import os, signal
