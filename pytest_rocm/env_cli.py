@@ -104,7 +104,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # detect lazily: this module is imported for --help too
-    from pytest_rocm.detect import detect_environment, environment_warnings
+    from pytest_rocm.detect import detect_environment
+    from pytest_rocm.env_warnings import environment_warnings
     from pytest_rocm.seam import SYSROOT_VARIABLE, Seam, SysrootError, check_sysroot
 
     if args.env_file:

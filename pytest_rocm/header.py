@@ -14,7 +14,7 @@ def warnings(sel: Selection) -> list[str]:
     """Facts that predict a broken or misleading run (no kernels for this gfx, an override that
     hides the silicon, a CUDA/CPU wheel on an AMD machine); shown before the header line.
     Detection owns the wording (``rocm-compat env`` prints the same lines)."""
-    from pytest_rocm.detect import environment_warnings  # lazy: keeps plugin import small
+    from pytest_rocm.env_warnings import environment_warnings  # lazy: keeps plugin import small
 
     return [f"{PREFIX}WARNING: {line}" for line in environment_warnings(sel.env)]
 

@@ -28,11 +28,11 @@ from pytest_rocm import detect
 from pytest_rocm.detect import (
     detect_environment,
     detect_system,
-    environment_warnings,
     in_build,
     parse_properties,
     rocm_from_torch,
 )
+from pytest_rocm.env_warnings import environment_warnings
 from pytest_rocm.seam import Seam, SysrootError, check_sysroot
 
 NODES = "sys/class/kfd/kfd/topology/nodes"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_detect_fakes import ENVS, machines, record
 
-from pytest_rocm.detect import environment_warnings
+from pytest_rocm.env_warnings import environment_warnings
 from pytest_rocm.environment import Environment, EnvironmentFileError
 
 NAMES = sorted(machines())
