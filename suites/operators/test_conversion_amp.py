@@ -20,9 +20,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from opsupport import check, describe_device, is_reference, randn, unsupported_as_skip
+from opsupport import EPS, check, describe_device, is_reference, randn, unsupported_as_skip
 
-EPS = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 SPECIALS = [65504.0, 65519.0, 65520.0, 70000.0, -70000.0, 1e-8, 6e-8, -6e-8, 3e38,
             float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 1.0 / 3.0]
 VALUES = torch.cat([torch.tensor(SPECIALS), randn(256, seed=1, scale=100.0)])
