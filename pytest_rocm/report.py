@@ -284,6 +284,8 @@ def unwritable(path: Path) -> str | None:
         with open(probe, "w", encoding="utf-8"):
             pass
         probe.unlink()
+    except FileExistsError as exc:  # mkdir met a file where a folder must be
+        return f"{exc.filename} is a file, not a folder"
     except OSError as exc:
         return exc.strerror or str(exc)
     if path.is_dir():

@@ -199,6 +199,22 @@ def test_empty_folder_is_exit_2_not_a_verdict(tmp_path: Path, capsys: pytest.Cap
     assert err == f"rocm-compat vet: {tmp_path / 'empty'}: empty folder, nothing to scan"
 
 
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--run", "--report", "afile/r.json"], "afile/r.json: cannot write (afile is a file, not a folder)"),
+    (["--report", "r.json"], "--report r.json needs --run"),
+])
+def test_bad_report_option_is_exit_2_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")  # a file where the report's folder would be
+    root = write_tree(tmp_path / "pkg", cuda_only(tmp_path / "m"))
+    monkeypatch.setattr("pytest_rocm.vet.live.live_check", lambda *a, **k: pytest.fail("the live check must not run"))
+    assert main(["vet", str(root), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocm-compat vet: ") and message in err and "\n" not in err
+
+
 def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = write_tree(tmp_path / "pkg", cuda_only(tmp_path / "m"))
     assert main(["vet", str(root), "--json"]) == 0

@@ -61,10 +61,25 @@ def _write_report(path: str, records: list[dict]) -> None:
     write_json(Path(path), assemble(default_label(env), env.to_dict(), records))
 
 
+def _report_problem(report: str | None, live: bool) -> str | None:
+    if not report:
+        return None
+    if not live:
+        return f"--report {report} needs --run (the report holds the live check's records)"
+    from pytest_rocm.report import unwritable
+
+    why = unwritable(Path(report))
+    return f"{report}: cannot write ({why})" if why else None
+
+
 def run(args: argparse.Namespace) -> int:
     from pytest_rocm.vet import live as live_mod
     from pytest_rocm.vet.render import document, text
 
+    problem = _report_problem(args.report, args.run)
+    if problem:  # said now, not after a live check that may take half an hour
+        print(f"rocm-compat vet: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         target, result, verdict = vet(args.target)
     except BadTarget as exc:
