@@ -64,6 +64,11 @@ def hardware_gfxs(env: Environment) -> list[str]:
     return gfxs
 
 
+def built_gfx(env: Environment) -> set[str]:
+    """The base gfx names of the build's arch list (a source build may list ``gfx90a:xnack-``)."""
+    return {arch.split_arch(a)[0] for a in env.arch_list}
+
+
 def torch_rocm_pair(env: Environment) -> tuple[str, str] | None:
     """(torch minor, ROCm version) of a ROCm wheel from ``2.6.0+rocm6.2.4``; None otherwise."""
     if not env.torch or "+rocm" not in env.torch:
@@ -187,7 +192,8 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     targets = [(d.index, d.gfx, d.hardware_gfx or d.gfx) for d in env.devices]
     if not targets:  # torch sees no device: judge the kernel's GPUs instead
         targets = [(i, g, g) for i, g in enumerate(hardware_gfxs(env))]
-    missing = [(i, g, hw) for i, g, hw in targets if g not in env.arch_list]
+    built_set = built_gfx(env)
+    missing = [(i, g, hw) for i, g, hw in targets if g not in built_set]
     built = ", ".join(env.arch_list)
     if not missing:
         listed = ", ".join(sorted({g for _, g, _ in targets})) or "no device"
@@ -196,7 +202,7 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     evidence = (f"device {index} is {arch.describe(gfx)}, not in this torch build's arch list ({built}): "
                 "the first kernel fails with hipErrorNoBinaryForGpu / invalid device function")
     override = arch.override_for(hardware)
-    if override and arch.parse_override(override) in env.arch_list:
+    if override and arch.parse_override(override) in built_set:
         fix = f"export HSA_OVERRIDE_GFX_VERSION={override} (runs {arch.parse_override(override)} code, the usual fix for {arch.family_of(hardware)} cards)"
     else:
         fix = (f"no override is known to work for {gfx}: use a torch/ROCm release built for it, or build "
@@ -230,7 +236,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
         return Check("hsa-override", "warn", f"HSA_OVERRIDE_GFX_VERSION={value} is set but no AMD GPU is visible",
                      "unset HSA_OVERRIDE_GFX_VERSION")
     real = hardware[0]
-    if real == target or (env.arch_list and real in env.arch_list):
+    if real == target or real in built_gfx(env):
         return Check("hsa-override", "warn",
                      f"HSA_OVERRIDE_GFX_VERSION={value} is set but {real} is itself supported by this build: it is not needed",
                      "unset HSA_OVERRIDE_GFX_VERSION")

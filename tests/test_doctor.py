@@ -149,6 +149,14 @@ def test_gfx_missing_without_override_says_build_from_source(tmp_path: Path) -> 
     assert "PYTORCH_ROCM_ARCH=gfx803" in only_problem(checks, "gfx-in-build").fix
 
 
+def test_an_arch_list_with_target_features_counts_by_gfx(tmp_path: Path) -> None:
+    """A source build (PYTORCH_ROCM_ARCH="gfx90a:xnack-;gfx942") lists features: gfx90a is built."""
+    mi210 = {"name": "AMD Instinct MI210", "gcnArchName": "gfx90a:sramecc+:xnack-", "total_memory": 64 * GIB, "multi_processor_count": 104}
+    torch = fake_torch("2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[mi210])
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), torch)
+    assert checks["gfx-in-build"].status == "ok", checks["gfx-in-build"]
+
+
 def test_spoofed_gfx1031_is_healthy(tmp_path: Path) -> None:
     spoofed = {"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1030", "total_memory": 12 * GIB, "multi_processor_count": 40}
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(spoofed),
