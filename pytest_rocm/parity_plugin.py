@@ -17,6 +17,7 @@ from pytest_rocm.tolerances import parse_marker
 #: the low-precision dtypes parity_dtype runs a test for
 LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 
+
 def marker_tolerances(item: pytest.Item) -> dict[str, dict[str, float]]:
     """{dtype: overrides} from the item's tolerance markers; the closest marker wins per key."""
     merged: dict[str, dict[str, float]] = {}
