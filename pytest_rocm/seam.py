@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -133,20 +132,5 @@ class Seam:
     def platform(self) -> str:
         return self._platform if self._platform is not None else platform.platform()
 
-    def run(self, argv: Sequence[str], timeout: float = 10.0) -> str | None:
-        """Stdout of a command, or None when it is missing, fails or times out."""
-        try:
-            done = subprocess.run(
-                list(argv), capture_output=True, text=True, timeout=timeout, check=False
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout if done.returncode == 0 else None
 
-
-def default_seam() -> Seam:
-    """The real machine, rooted at PYTEST_ROCM_SYSROOT. Raises SysrootError when that is bad."""
-    return Seam()
-
-
-__all__ = ["SYSROOT_VARIABLE", "Seam", "SysrootError", "check_sysroot", "default_seam"]
+__all__ = ["SYSROOT_VARIABLE", "Seam", "SysrootError", "check_sysroot"]
