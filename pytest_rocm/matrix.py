@@ -299,5 +299,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"rocm-compat matrix: {path}: no combination named {missing[0]!r}", file=sys.stderr)
             return 2
         combos = [c for c in combos if c.name in args.name]
+    if args.emit == "text":
+        # the "here" column reads sysfs below PYTEST_ROCM_SYSROOT: a bad one is bad input, as in
+        # `rocm-compat env`, not a column of "no"
+        from pytest_rocm.seam import SYSROOT_VARIABLE, SysrootError, check_sysroot
+
+        try:
+            check_sysroot(os.environ.get(SYSROOT_VARIABLE))
+        except SysrootError as exc:
+            print(f"rocm-compat matrix: {exc}", file=sys.stderr)
+            return 2
     print(render_text(combos) if args.emit == "text" else EMITTERS[args.emit](combos))
     return 0

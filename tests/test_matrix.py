@@ -133,6 +133,14 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert "no combination named 'nope'" in capsys.readouterr().err
 
 
+def test_cli_bad_sysroot_is_exit_2_not_a_column_of_no(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "missing"))
+    assert cli.main(["matrix"]) == 2
+    assert capsys.readouterr().err == f"rocm-compat matrix: PYTEST_ROCM_SYSROOT={tmp_path / 'missing'}: no such directory\n"
+    assert cli.main(["matrix", "--emit", "github"]) == 0  # a CI matrix does not look at this machine
+
+
 def test_the_current_directory_s_combos_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "matrix").mkdir()
