@@ -149,7 +149,17 @@ def _worst(c: Comparison) -> str:
     if c.worst is None:
         return "-"
     index, got, expected = c.worst
-    return f"[{','.join(map(str, index))}] {_num(got)} vs {_num(expected)}"
+    return f"[{','.join(map(str, index))}] {_pair(got, expected)}"
+
+
+def _pair(got: float, expected: float) -> str:
+    """``3.2833 vs 3.28``: as many digits as it takes to show that two different values differ."""
+    if got != expected and math.isfinite(got) and math.isfinite(expected):
+        for digits in range(3, 10):
+            a, b = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+            if a != b:
+                return f"{a} vs {b}"
+    return f"{_num(got)} vs {_num(expected)}"
 
 
 def format_table(result: ParityResult) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -302,6 +303,9 @@ def test_failure_table_has_a_row_per_dtype_with_the_worst_element(x):
     assert [line.split()[0] for line in lines[2:5]] == ["float32", "float16", "bfloat16"]
     worst = info.value.result["float32"].worst
     assert f"[{worst[0][0]}]" in lines[2]
+    # the worst element's two values are shown with the digits that tell them apart
+    got, expected = re.search(r"\] (\S+) vs (\S+)", lines[2]).groups()
+    assert got != expected and float(got) == pytest.approx(worst[1], rel=1e-2)
 
 
 @pytest.mark.parametrize("message", [
