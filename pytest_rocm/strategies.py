@@ -119,6 +119,25 @@ def _on_grid(values: torch.Tensor, dtypes: Sequence[torch.dtype]) -> torch.Tenso
     return values
 
 
+def _grid_bounds(lo: float, hi: float, dtypes: Sequence[torch.dtype]) -> tuple[float, float]:
+    """The smallest and largest values in [lo, hi] that every dtype represents exactly: rounding
+    a drawn value onto the grids can step past a bound (0.1 in bfloat16 is 0.10009765625), and
+    clamping to these keeps it inside without leaving the grids."""
+    bounds = _on_grid(torch.tensor([lo, hi], dtype=torch.float64), dtypes)
+    coarsest = max(dtypes, key=lambda d: torch.finfo(d).eps)
+    for i, (limit, inward) in enumerate(((lo, math.inf), (hi, -math.inf))):
+        for _ in range(8):  # one step along the coarsest grid is enough in practice
+            if (float(bounds[i]) >= limit) if i == 0 else (float(bounds[i]) <= limit):
+                break
+            step = torch.nextafter(bounds[i:i + 1].to(coarsest), torch.tensor([inward], dtype=coarsest))
+            bounds[i] = _on_grid(step.to(torch.float64), dtypes)[0]
+    low, high = float(bounds[0]), float(bounds[1])
+    if low > high:
+        names = ", ".join(str(d).removeprefix("torch.") for d in dtypes)
+        raise ValueError(f"no value in [{lo!r}, {hi!r}] is representable in {names}")
+    return low, high
+
+
 def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | None = None,
             max_value: float | None = None, special_values: bool = False,
             exact_in: Sequence[Any] = (), device: Any = "cpu") -> st.SearchStrategy[torch.Tensor]:
@@ -136,6 +155,8 @@ def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | Non
         return _int_tensors(torch_dtype, shape_strategy, min_value, max_value, device)
     grids = [_dtype(d)[1] for d in exact_in]
     lo, hi = _float_range(torch_dtype, min_value, max_value, grids)
+    # values are rounded onto the dtypes' grids, then kept inside [lo, hi] on those grids
+    low, high = _grid_bounds(lo, hi, [*grids, torch_dtype])
     elements: st.SearchStrategy[float] = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
     if special_values:
         elements = st.one_of(elements, st.sampled_from(_special_values(torch_dtype)))
@@ -144,8 +165,9 @@ def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | Non
     def build(draw: st.DrawFn) -> torch.Tensor:
         arr = draw(hnp.arrays(np.float64, draw(shape_strategy), elements=elements))
         values = torch.from_numpy(np.ascontiguousarray(arr))
-        if grids:
-            values = _on_grid(values, grids)
+        finite = torch.isfinite(values)  # special values (nan, inf, max) are kept as drawn
+        on_grid = _on_grid(values, [*grids, torch_dtype]).clamp(low, high)
+        values = torch.where(finite & (values >= lo) & (values <= hi), on_grid, values)
         return values.to(device=device, dtype=torch_dtype)
 
     return build()

@@ -59,6 +59,19 @@ def test_exact_in_puts_values_on_the_low_precision_grids(t):
 
 
 @fast
+@given(t=tensors("float32", min_value=-0.1, max_value=0.1, exact_in=("bfloat16",)))
+def test_rounding_onto_a_grid_never_leaves_the_range(t):
+    # 0.1 rounds to 0.10009765625 in bfloat16 and to 0.100000001 in float32: both above max_value
+    assert float(t.max()) <= 0.1 and float(t.min()) >= -0.1
+    assert torch.equal(t.to(torch.bfloat16).to(torch.float32), t)
+
+
+def test_a_range_without_a_representable_value_is_refused():
+    with pytest.raises(ValueError, match=r"no value in \[0.1001, 0.1002\] is representable in bfloat16"):
+        tensors("float32", min_value=0.1001, max_value=0.1002, exact_in=("bfloat16",))
+
+
+@fast
 @given(t=tensors("int64", min_value=0, max_value=9, shape=(5,)))
 def test_integer_tensors(t):
     assert t.dtype == torch.int64 and t.shape == (5,) and 0 <= int(t.min()) <= int(t.max()) <= 9
