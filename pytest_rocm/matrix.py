@@ -267,10 +267,14 @@ def render_text(combos: list[Combo]) -> str:
 
 def default_combos_path() -> Path:
     """The current directory's matrix/combos.toml (the user's project), else the one of the
-    pytest-rocm checkout this module runs from (an editable install)."""
+    pytest-rocm checkout this module runs from (an editable install), else the copy the wheel
+    ships (``pytest_rocm/_matrix/combos.toml``)."""
     here = Path("matrix/combos.toml")
-    checkout = Path(__file__).resolve().parent.parent / "matrix" / "combos.toml"
-    return checkout if not here.exists() and checkout.exists() else here
+    package = Path(__file__).resolve().parent
+    for candidate in (here, package.parent / "matrix" / "combos.toml", package / "_matrix" / "combos.toml"):
+        if candidate.exists():
+            return candidate
+    return here
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
