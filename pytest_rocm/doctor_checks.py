@@ -235,18 +235,24 @@ def check_override(env: Environment, extras: Extras) -> Check:
     if not hardware:
         return Check("hsa-override", "warn", f"HSA_OVERRIDE_GFX_VERSION={value} is set but no AMD GPU is visible",
                      "unset HSA_OVERRIDE_GFX_VERSION")
-    real = hardware[0]
-    if real == target or real in built_gfx(env):
-        return Check("hsa-override", "warn",
-                     f"HSA_OVERRIDE_GFX_VERSION={value} is set but {real} is itself supported by this build: it is not needed",
-                     "unset HSA_OVERRIDE_GFX_VERSION")
-    if arch.family_of(real) != arch.family_of(target):
+    # Judge every GPU the override applies to: an iGPU next to a supported card may need it
+    # while the card does not, and one GPU of another family is enough to crash the process.
+    foreign = [g for g in hardware if arch.family_of(g) != arch.family_of(target)]
+    if foreign:
+        real = foreign[0]
         return Check("hsa-override", "fail",
                      f"HSA_OVERRIDE_GFX_VERSION={value} makes {arch.describe(real)} run {arch.describe(target)} "
                      "code: a different instruction set, which crashes or hangs",
                      "unset HSA_OVERRIDE_GFX_VERSION and use a torch/ROCm build with native kernels for "
                      f"{real}" + (f", or the family's usual value {arch.override_for(real)}" if arch.override_for(real) else ""))
-    return Check("hsa-override", "ok", f"HSA_OVERRIDE_GFX_VERSION={value}: {real} runs {target} code (same family {arch.family_of(real)})")
+    needing = [g for g in hardware if g != target and g not in built_gfx(env)]
+    if not needing:
+        listed = ", ".join(sorted(set(hardware)))
+        return Check("hsa-override", "warn",
+                     f"HSA_OVERRIDE_GFX_VERSION={value} is set but {listed} is itself supported by this build: it is not needed",
+                     "unset HSA_OVERRIDE_GFX_VERSION")
+    return Check("hsa-override", "ok",
+                 f"HSA_OVERRIDE_GFX_VERSION={value}: {', '.join(needing)} runs {target} code (same family {arch.family_of(target)})")
 
 
 def check_igpu(env: Environment, extras: Extras) -> Check:

@@ -321,3 +321,15 @@ def test_readme_errors_table_is_generated_from_the_data() -> None:
     start, end = "<!-- errors-table:start -->\n", "\n<!-- errors-table:end -->"
     table = readme[readme.index(start) + len(start):readme.index(end)]
     assert table == doctor.errors_table()
+
+
+def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
+    """gfx1030 card + gfx1036 iGPU: the override is what lets the iGPU run, so it is not flagged as
+    unneeded because device 0 happens to be the supported card."""
+    rx6800 = {"name": "AMD Radeon RX 6800 XT", "gcnArchName": "gfx1030", "total_memory": 16 * GIB, "multi_processor_count": 72}
+    m = machine(gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
+                gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
+    checks = run_doctor(tmp_path, m, rocm_torch(rx6800, dict(rx6800, name="AMD Radeon Graphics")),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    assert checks["hsa-override"].status == "ok", checks["hsa-override"]
+    assert "gfx1036 runs gfx1030 code" in checks["hsa-override"].evidence
