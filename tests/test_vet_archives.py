@@ -15,7 +15,7 @@ from test_vet_support import cuda_only, make_sdist, make_wheel, write_tree
 
 from pytest_rocm.cli import main
 from pytest_rocm.vet import Limits, vet
-from pytest_rocm.vet.sources import link_escapes, unsafe_name
+from pytest_rocm.vet.archives import link_escapes, unsafe_name
 
 CUDA_LINE = "void f(float** p) { cudaMalloc(p, 4); }\n"
 

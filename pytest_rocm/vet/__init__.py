@@ -16,7 +16,8 @@ from pathlib import Path
 
 from pytest_rocm.vet.rules import RULES, Finding, Rule
 from pytest_rocm.vet.scan import ScanResult, scan
-from pytest_rocm.vet.sources import BadTarget, Limits, Target, open_target
+from pytest_rocm.vet.sources import open_target
+from pytest_rocm.vet.target import BadTarget, Limits, Target
 from pytest_rocm.vet.verdict import Verdict, decide
 
 __all__ = ["RULES", "BadTarget", "Finding", "Limits", "Rule", "ScanResult", "Target", "Verdict",

@@ -6,7 +6,7 @@ from typing import Any
 
 from pytest_rocm.vet.rules import Finding
 from pytest_rocm.vet.scan import ScanResult
-from pytest_rocm.vet.sources import Target
+from pytest_rocm.vet.target import Target
 from pytest_rocm.vet.verdict import Verdict
 
 SCHEMA = "pytest-rocm/vet/1"

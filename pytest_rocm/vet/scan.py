@@ -31,7 +31,7 @@ from pytest_rocm.vet.rules import (
     Rule,
     safety_finding,
 )
-from pytest_rocm.vet.sources import Member, Target
+from pytest_rocm.vet.target import Member, Target
 
 #: findings kept per (rule, context); all matches are counted
 KEEP_PER_RULE = 200

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pytest_rocm.vet.rules import BUILD, ECOSYSTEM, Finding, kind_of
 from pytest_rocm.vet.scan import ScanResult
-from pytest_rocm.vet.sources import Target
+from pytest_rocm.vet.target import Target
 
 TITLES = {
     1: "pure PyTorch / Python: runs unchanged on ROCm",

@@ -1,0 +1,142 @@
+"""Members read from files on disk: a source folder, and an installed distribution (its RECORD
+files, plus the source folder of an editable install). Links leaving the tree and files listed
+outside the install are findings, never read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+
+from pytest_rocm.vet.archives import Budget, iter_nested
+from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
+from pytest_rocm.vet.target import BadTarget, Limits, Member, Target
+
+
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", "node_modules",
+              ".mypy_cache", ".pytest_cache", ".eggs"}
+
+
+def _file_member(path: Path, shown: str, limits: Limits, notes: list[Finding]) -> Member | None:
+    kind = kind_of(shown)
+    if kind is None:
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        notes.append(safety_finding("unreadable", shown, exc.strerror or str(exc)))
+        return None
+    if kind == BINARY:
+        if size > limits.binary_bytes:
+            notes.append(safety_finding("oversized-member", shown, f"{size} bytes"))
+            return None
+        return Member(shown, kind, size, opener=lambda: open(path, "rb"))
+    cap = limits.nested_bytes if kind == ARCHIVE else limits.member_bytes
+    if size > cap:
+        rule = "nested-archive-skipped" if kind == ARCHIVE else "oversized-member"
+        notes.append(safety_finding(rule, shown, f"{size} bytes"))
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        notes.append(safety_finding("unreadable", shown, exc.strerror or str(exc)))
+        return None
+    return Member(shown, kind, size, data=data)
+
+
+def _with_nested(member: Member | None, limits: Limits, notes: list[Finding]) -> Iterator[Member]:
+    if member is None:
+        return
+    yield member
+    if member.kind == ARCHIVE and member.data is not None:
+        yield from iter_nested(member, member.data, limits, notes, 0, Budget(limits.total_bytes))
+
+
+def iter_folder(root: Path, limits: Limits, notes: list[Finding], prefix: str = "") -> Iterator[Member]:
+    root_real = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames.sort()
+        for d in list(dirnames):
+            if d in _SKIP_DIRS:
+                dirnames.remove(d)
+            elif (here / d).is_symlink():
+                _note_link(here / d, root, root_real, prefix, notes)
+        for fname in sorted(filenames):
+            p = here / fname
+            shown = prefix + p.relative_to(root).as_posix()
+            if p.is_symlink():
+                _note_link(p, root, root_real, prefix, notes)
+                continue  # inside links are read where they point; outside ones never
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode):
+                notes.append(safety_finding("special-file", shown, oct(st.st_mode)))
+                continue
+            yield from _with_nested(_file_member(p, shown, limits, notes), limits, notes)
+
+
+def _note_link(p: Path, root: Path, root_real: Path, prefix: str, notes: list[Finding]) -> None:
+    target = os.readlink(p)
+    resolved = p.resolve()
+    if not resolved.is_relative_to(root_real):
+        notes.append(safety_finding("unsafe-link", prefix + p.relative_to(root).as_posix(), f"-> {target}"))
+
+
+def open_installed(spec: str, limits: Limits) -> Target:
+    """An installed distribution by name. Raises BadTarget when none is installed."""
+    try:
+        dist = metadata.distribution(spec)
+    except (metadata.PackageNotFoundError, ValueError):
+        raise BadTarget(f"{spec}: no installed distribution, file or folder by that name") from None
+    name = dist.metadata["Name"] or spec
+    root = Path(str(dist.locate_file(""))).resolve()
+    top = set((dist.read_text("top_level.txt") or "").split())
+    target = Target(spec, "installed", name, dist.version, top, str(root))
+    files = list(dist.files or [])
+    if not top:
+        target.top_level = {f.parts[0].removesuffix(".py") for f in files
+                            if f.suffix == ".py" and not f.parts[0].endswith((".dist-info", ".data"))
+                            and not f.parts[0].startswith("..")}
+
+    def members() -> Iterator[Member]:
+        for f in sorted(files, key=str):
+            shown = str(f).replace(os.sep, "/")
+            if "__pycache__" in f.parts:
+                continue
+            full = Path(str(dist.locate_file(f)))
+            try:
+                inside = full.resolve().is_relative_to(root)
+            except OSError:
+                inside = False
+            if not inside:
+                target.notes.append(safety_finding("outside-install", shown, str(full)))
+                continue
+            if full.is_file():
+                yield from _with_nested(_file_member(full, shown, limits, target.notes), limits, target.notes)
+        editable = _editable_folder(dist)
+        if editable is not None:
+            yield from iter_folder(editable, limits, target.notes, prefix=f"{editable.name}/")
+
+    target.members = members()
+    return target
+
+
+def _editable_folder(dist: metadata.Distribution) -> Path | None:
+    """The source folder of an editable install (its code is there, not in site-packages)."""
+    raw = dist.read_text("direct_url.json")
+    if not raw:
+        return None
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        return None
+    if not info.get("dir_info", {}).get("editable") or not str(info.get("url", "")).startswith("file://"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    folder = Path(unquote(urlparse(info["url"]).path))
+    return folder if folder.is_dir() else None
