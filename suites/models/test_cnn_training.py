@@ -30,7 +30,6 @@ LEARNING_RATE = 0.1
 #: gradient left scaled, moves the update by far more.
 TRACKING = {"float16": (1e-2, 0.05), "bfloat16": (3e-2, 0.1)}
 #: gradients with checkpointed blocks against stored activations: same arithmetic
-CHECKPOINT_NORMWISE = 1e-6
 
 
 def _train(device: torch.device, dtype: str | None) -> tuple[list[float], torch.Tensor]:
@@ -92,11 +91,4 @@ def test_checkpoint(dtype: str, rocm_device: torch.device, record_property) -> N
         F.cross_entropy(model(images), labels).backward()
         return tiny.flat(p.grad for p in model.parameters()), len(calls)
 
-    plain, plain_calls = gradients(False)
-    recomputed, recomputed_calls = gradients(True)
-    assert (plain_calls, recomputed_calls) == (1, 2), (
-        f"checkpointing did not recompute the block (forward calls {plain_calls} -> {recomputed_calls})"
-    )
-    error = tiny.normwise_error(recomputed, plain)
-    record_property("rocm_parity", [tiny.record(dtype, "checkpointed-gradients", error, CHECKPOINT_NORMWISE)])
-    assert error <= CHECKPOINT_NORMWISE, f"gradients with checkpointing differ: normwise {error:.3g}"
+    tiny.check_recomputed_gradients(gradients, dtype, record_property, "block")

@@ -31,7 +31,6 @@ FORWARD_NORMWISE = {"float32": 2e-5, "float16": 3e-2, "bfloat16": 0.15}
 KV_CACHE_NORMWISE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 4e-2}
 #: gradients with activation checkpointing against without: the recomputation is the same
 #: arithmetic, so anything beyond rounding noise means the recomputed forward differs
-CHECKPOINT_NORMWISE = 1e-6
 
 
 def _sequence(device: torch.device) -> torch.Tensor:
@@ -113,12 +112,4 @@ def test_checkpoint(dtype: str, rocm_device: torch.device, record_property) -> N
         model(sequence, labels=sequence, use_cache=False).loss.backward()
         return tiny.flat(p.grad for p in model.parameters()), len(calls)
 
-    plain, plain_calls = gradients(False)
-    recomputed, recomputed_calls = gradients(True)
-    # Without this the check could pass with checkpointing silently off.
-    assert (plain_calls, recomputed_calls) == (1, 2), (
-        f"checkpointing did not recompute the layer (forward calls {plain_calls} -> {recomputed_calls})"
-    )
-    error = tiny.normwise_error(recomputed, plain)
-    record_property("rocm_parity", [tiny.record(dtype, "checkpointed-gradients", error, CHECKPOINT_NORMWISE)])
-    assert error <= CHECKPOINT_NORMWISE, f"gradients with checkpointing differ: normwise {error:.3g}"
+    tiny.check_recomputed_gradients(gradients, dtype, record_property, "layer")

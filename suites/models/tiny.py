@@ -247,6 +247,27 @@ def record(dtype: str, name: str, normwise: float, bound: float, **more: Any) ->
             "rtol": None, "atol": None, "normwise_bound": bound, "mode": "self", **more}
 
 
+#: checkpointing recomputes the same float32 operations: only summation order may differ
+CHECKPOINT_NORMWISE = 1e-6
+
+
+def check_recomputed_gradients(gradients: Any, dtype: str, record_property: Any, block: str) -> None:
+    """Gradients with checkpointing equal those with stored activations.
+
+    ``gradients(checkpointing)`` returns (flat gradients, forward calls of the checkpointed
+    ``block``); the calls prove the block really ran twice, so the check cannot pass with
+    checkpointing silently off.
+    """
+    plain, plain_calls = gradients(False)
+    recomputed, recomputed_calls = gradients(True)
+    assert (plain_calls, recomputed_calls) == (1, 2), (
+        f"checkpointing did not recompute the {block} (forward calls {plain_calls} -> {recomputed_calls})"
+    )
+    error = normwise_error(recomputed, plain)
+    record_property("rocm_parity", [record(dtype, "checkpointed-gradients", error, CHECKPOINT_NORMWISE)])
+    assert error <= CHECKPOINT_NORMWISE, f"gradients with checkpointing differ: normwise {error:.3g}"
+
+
 def two_device_max_memory() -> dict[Any, int]:
     """``max_memory`` for ``device_map="auto"`` that forces the tiny Llama across GPUs 0 and 1.
 
