@@ -47,15 +47,16 @@ def test_reference_margins_dwarf_fp32_rounding(tiny) -> None:
 
 def test_attention_matters_to_the_logits(tiny) -> None:
     """The model must be able to show a broken attention: zeroing it moves the logits a lot."""
-    from transformers.models.llama import modeling_llama
-
     model = tiny.llama()
+    # the class the model really uses: an in-process pytester run elsewhere in this worker can
+    # leave a re-imported transformers module behind, whose LlamaAttention is another class
+    attention = type(model.model.layers[0].self_attn)
     seq = torch.tensor([tiny.PROMPT + tiny.reference_tokens()])
     with torch.no_grad():
         healthy = model(seq).logits
-        original = modeling_llama.LlamaAttention.forward
+        original = attention.forward
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(modeling_llama.LlamaAttention, "forward",
+            mp.setattr(attention, "forward",
                        lambda self, *a, **k: (lambda out: (out[0] * 0, *out[1:]))(original(self, *a, **k)))
             silenced = model(seq).logits
     assert tiny.normwise_error(silenced, healthy) > 0.5
