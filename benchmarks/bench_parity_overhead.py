@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import torch
 
-from pytest_rocm.parity import assert_parity
+from pytest_rocm.parity.check import assert_parity
 
 
 def hand_written(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, device: torch.device) -> None:

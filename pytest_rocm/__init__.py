@@ -15,11 +15,11 @@ __all__ = ["__version__", "assert_parity", "ParityResult", "ParityError", "Dtype
 def __getattr__(name: str) -> Any:
     # Lazy: the parity module imports torch, which must not happen when pytest loads the plugin.
     if name == "assert_parity":
-        from pytest_rocm import parity
+        from pytest_rocm.parity import check as parity
 
         return parity.assert_parity
     if name in ("ParityResult", "ParityError", "DtypeUnsupported"):
-        from pytest_rocm import parity_result  # no torch needed for the result types
+        from pytest_rocm.parity import result as parity_result  # no torch needed for the result types
 
         return getattr(parity_result, name)
     raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")

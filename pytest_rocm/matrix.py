@@ -306,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
     if args.emit == "text":
         # the "here" column reads sysfs below PYTEST_ROCM_SYSROOT: a bad one is bad input, as in
         # `rocm-compat env`, not a column of "no"
-        from pytest_rocm.seam import SYSROOT_VARIABLE, SysrootError, check_sysroot
+        from pytest_rocm.env.seam import SYSROOT_VARIABLE, SysrootError, check_sysroot
 
         try:
             check_sysroot(os.environ.get(SYSROOT_VARIABLE))

@@ -49,7 +49,7 @@ def test_shipped_file_is_valid_and_has_the_known_good_pairs() -> None:
 def test_every_rocm_combo_is_a_pair_doctor_knows_as_published() -> None:
     """combos.toml and doctor's data (pytest_rocm/data/doctor.json) state the same facts twice:
     the matrix must never run a pair that `rocm-compat doctor` would call unpublished."""
-    from pytest_rocm.doctor_checks import knowledge
+    from pytest_rocm.doctor.checks import knowledge
 
     published = knowledge()["torch_rocm_wheels"]["pairs"]
     for c in load_combos(COMBOS):

@@ -55,8 +55,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _write_report(path: str, records: list[dict]) -> None:
-    from pytest_rocm.report import assemble, default_label, write_json
-    from pytest_rocm.runner import detect
+    from pytest_rocm.report.records import assemble, default_label, write_json
+    from pytest_rocm.cli.run import detect
 
     env = detect()
     write_json(Path(path), assemble(default_label(env), env.to_dict(), records))
@@ -67,7 +67,7 @@ def _report_problem(report: str | None, live: bool) -> str | None:
         return None
     if not live:
         return f"--report {report} needs --run (the report holds the live check's records)"
-    from pytest_rocm.report import unwritable
+    from pytest_rocm.report.records import unwritable
 
     why = unwritable(Path(report))
     return f"{report}: cannot write ({why})" if why else None

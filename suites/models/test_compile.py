@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pytest_rocm.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rocm.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 

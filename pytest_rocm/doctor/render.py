@@ -1,0 +1,130 @@
+"""``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
+
+Reads everything through the seam (so tests drive it with fake sysfs trees and recorded
+environments), changes nothing, needs no GPU. Exit status: 0 no failing check, 1 a failing
+check, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pytest_rocm.doctor.checks import Check, Extras, diagnose, knowledge, problems
+from pytest_rocm.env.model import Environment, EnvironmentFileError
+
+AMD_VENDOR = "0x1002"
+#: PCI classes of GPUs: display controllers (0x03xxxx) and processing accelerators (0x12xxxx, Instinct)
+GPU_CLASSES = ("0x03", "0x12")
+
+
+def probe_extras(seam: Any, env: Environment) -> Extras:
+    """The facts doctor needs beyond the Environment; every probe failure means 'unknown'."""
+    extras = Extras()
+    try:
+        for device in sorted(seam.listdir("/sys/bus/pci/devices")):
+            base = f"/sys/bus/pci/devices/{device}"
+            try:
+                vendor = seam.read_text(f"{base}/vendor").strip().lower()
+                klass = seam.read_text(f"{base}/class").strip().lower()
+            except OSError:
+                continue
+            if vendor == AMD_VENDOR and klass.startswith(GPU_CLASSES):
+                extras.pci_amd_gpus.append(device)
+    except OSError:
+        pass
+    path = env.variables.get("MIOPEN_USER_DB_PATH") or knowledge()["miopen_default_db"]["path"]
+    home = seam.getenv("HOME") or "~"
+    path = path.replace("~", home, 1) if path.startswith("~") else path
+    extras.miopen_path = path
+    extras.miopen_writable = _writable(seam.path(path))
+    return extras
+
+
+def _writable(path: Any) -> bool:
+    """Whether a folder can be written, or created below its nearest existing parent."""
+    current = path
+    while not current.exists():
+        if current.parent == current:
+            return False
+        current = current.parent
+    # a file where a folder should be cannot hold the cache, whoever we are (even root)
+    return current.is_dir() and os.access(current, os.W_OK | os.X_OK)
+
+
+def summary_line(checks: list[Check]) -> str | None:
+    """The one header line pytest prints when something is wrong; None when all is well."""
+    found = problems(checks)
+    if not found:
+        return None
+    noun = "problem" if len(found) == 1 else "problems"
+    groups = []
+    for status, label in (("fail", "failing"), ("warn", "warnings")):
+        ids = [c.id for c in found if c.status == status]
+        if ids:
+            groups.append(f"{label}: {', '.join(ids)}")
+    return f"rocm doctor: {len(found)} {noun} ({'; '.join(groups)}), run `rocm-compat doctor`"
+
+
+def render_text(checks: list[Check]) -> str:
+    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skipped": "skip"}
+    lines = []
+    for c in checks:
+        lines.append(f"[{marks[c.status]}] {c.id}: {c.evidence}")
+        if c.fix and c.status in ("warn", "fail"):
+            lines.append(f"       fix: {c.fix}")
+    lines.append("")
+    lines.append(summary_line(checks) or "rocm doctor: no problems found")
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=1)
+def known_errors() -> list[dict[str, Any]]:
+    text = resources.files("pytest_rocm").joinpath("data", "known_errors.json").read_text(encoding="utf-8")
+    return list(json.loads(text)["errors"])
+
+
+def errors_table() -> str:
+    """The README's "common errors" table, generated from the same data doctor uses."""
+    rows = ["| error | doctor check | fix |", "| --- | --- | --- |"]
+    for e in known_errors():
+        message = e["message"].replace("|", "\\|").replace("`", "'")
+        check = f"`{e['check']}`" if e["check"] else "(library suites)"
+        rows.append(f"| `{message}` | {check} | {e['fix'].replace('|', '/')} |")
+    return "\n".join(rows)
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument("--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine")
+    parser.add_argument("--errors-table", action="store_true", help="print the table of known errors and the check that catches each (Markdown)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.errors_table:
+        print(errors_table())
+        return 0
+    from pytest_rocm.env.seam import Seam, SysrootError
+
+    try:
+        seam = Seam()
+        if args.env:
+            env = Environment.load(args.env)
+        else:
+            from pytest_rocm.env.detect import detect_environment
+
+            env = detect_environment(seam)
+    except (EnvironmentFileError, SysrootError) as exc:
+        print(f"rocm-compat doctor: {exc}", file=sys.stderr)
+        return 2
+    checks = diagnose(env, probe_extras(seam, env))
+    if args.json:
+        print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+    else:
+        print(render_text(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0

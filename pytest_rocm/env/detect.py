@@ -1,0 +1,344 @@
+"""Detect the Environment of this machine: the kernel's view (KFD, DRM, /dev/kfd) and torch's.
+
+Every read goes through a :class:`~pytest_rocm.env.seam.Seam`. ``detect_environment`` never raises:
+each probe is wrapped, an unreadable file is recorded in ``system.errors`` (``path: reason``)
+and detection goes on with what it has. Unknown hardware degrades to the raw ``gfxNNNN`` name,
+a GPU node without ``gfx_target_version`` (old kernels) to ``gfx: null``.
+
+How a torch device is tied to its KFD node (``hardware_gfx``): HIP enumerates the GPU agents in
+KFD node order, so after dropping CPU nodes and applying ROCR_VISIBLE_DEVICES, then
+HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES, which HIP also honours) as index lists, torch
+device i is the i-th remaining node. When that cannot be done (UUIDs in a visibility list, a
+count that disagrees with torch's) and no HSA_OVERRIDE_GFX_VERSION is set, the runtime reports
+the silicon as it is, so hardware_gfx = gfx; under an override it stays null (unknown).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pytest_rocm.env import arch
+from pytest_rocm.env.model import LIBRARIES, VARIABLES, Device, Environment, SystemGpu, SystemInfo
+from pytest_rocm.env.seam import Seam, SysrootError
+
+T = TypeVar("T")
+
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+#: distributions that provide a library under another name (ROCm wheels ship triton as these)
+LIBRARY_ALIASES: dict[str, tuple[str, ...]] = {
+    "triton": ("triton", "pytorch-triton-rocm", "pytorch-triton"),
+    "flash_attn": ("flash_attn", "flash-attn"),
+}
+_ROCM_LOCAL_RE = re.compile(r"rocm(\d+(?:\.\d+)*)")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _probe(errors: list[str], what: str, fn: Callable[[], T], default: T) -> T:
+    """Run one probe; on any failure record ``what: reason`` and return the default."""
+    try:
+        return fn()
+    except FileNotFoundError:
+        return default
+    except Exception as exc:  # noqa: BLE001 - detection never raises
+        errors.append(f"{what}: {_reason(exc)}")
+        return default
+
+
+def parse_properties(text: str) -> dict[str, int]:
+    """KFD ``properties`` text -> {name: value}. Lines that are not ``name <int>`` are skipped."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        try:
+            values[parts[0]] = int(parts[1])
+        except ValueError:
+            continue
+    return values
+
+
+def _first_line(seam: Seam, path: str) -> str | None:
+    lines = seam.read_text(path).strip().splitlines()
+    return lines[0].strip() if lines and lines[0].strip() else None
+
+
+_VERSION_LINE_RE = re.compile(r"^\d+\.\d+[\w.+~-]*$")
+
+
+def _version_line(seam: Seam, path: str) -> str | None:
+    """A version file's first line (``6.2.4-120``); ValueError when it is no version (a corrupt
+    file must not reach the header and the report as garbage)."""
+    line = _first_line(seam, path)
+    if line is not None and not _VERSION_LINE_RE.match(line):
+        raise ValueError(f"not a version: {line[:40]!r}")
+    return line
+
+
+# -- system layer -----------------------------------------------------------------------------
+def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
+    """The GPU nodes of the KFD topology, in node order (numeric: node 10 after node 2)."""
+    names = _probe(errors, KFD_NODES, lambda: seam.listdir(KFD_NODES), [])
+    gpus: list[SystemGpu] = []
+    for node in sorted((int(n) for n in names if n.isdigit())):
+        base = f"{KFD_NODES}/{node}"
+        try:
+            props = parse_properties(seam.read_text(f"{base}/properties"))
+        except FileNotFoundError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - EPERM on a node hidden by the cgroup: not fatal
+            errors.append(f"{base}/properties: {_reason(exc)}")
+            continue
+        gpu_id = _probe(errors, f"{base}/gpu_id", lambda: int(seam.read_text(f"{base}/gpu_id")), None)
+        simd = props.get("simd_count")
+        is_gpu = simd > 0 if simd is not None else bool(gpu_id)
+        if not is_gpu:
+            continue
+        version = props.get("gfx_target_version")
+        gfx = arch.gfx_from_target_version(version) if version else None
+        minor = props.get("drm_render_minor") or None
+        name = _probe(errors, f"{base}/name", lambda: _first_line(seam, f"{base}/name"), None)
+        gpus.append(
+            SystemGpu(
+                node=node,
+                gfx=gfx,
+                gfx_target_version=version or None,
+                vram=_read_vram(seam, minor, errors),
+                render_minor=minor,
+                simd_count=simd,
+                vendor_id=props.get("vendor_id"),
+                device_id=props.get("device_id"),
+                unique_id=props.get("unique_id") or None,
+                # "ip discovery" is the kernel's placeholder on new ASICs, not a name
+                name=name if name and name != "ip discovery" else None,
+            )
+        )
+    return gpus
+
+
+def _read_vram(seam: Seam, minor: int | None, errors: list[str]) -> int | None:
+    """VRAM in bytes from DRM, joined by render minor (never by card index); None when unknown."""
+    if minor is None:
+        return None
+    path = f"/sys/class/drm/renderD{minor}/device/mem_info_vram_total"
+    return _probe(errors, path, lambda: int(seam.read_text(path).strip()), None)
+
+
+def _memory_total(seam: Seam) -> int | None:
+    for line in seam.read_text("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            value, *unit = line.split(":", 1)[1].split()
+            return int(value) * (1024 if unit and unit[0].lower() == "kb" else 1)
+    return None
+
+
+def _rocm_version(seam: Seam) -> str | None:
+    rocm_path = seam.getenv("ROCM_PATH")
+    for root in ([rocm_path] if rocm_path else []) + ["/opt/rocm"]:
+        try:
+            return _version_line(seam, f"{root.rstrip('/')}/.info/version")
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def _is_wsl(seam: Seam) -> bool:
+    if seam.exists("/dev/dxg"):
+        return True
+    return "microsoft" in seam.read_text("/proc/version").lower()
+
+
+def detect_system(seam: Seam) -> SystemInfo:
+    """The kernel's and the OS's view, without torch and without ROCm user space."""
+    info = SystemInfo()
+    errors = info.errors
+    info.kfd = _probe(errors, "/dev/kfd", lambda: seam.exists("/dev/kfd"), False)
+    info.kfd_access = _probe(errors, "/dev/kfd", lambda: seam.can_open_rw("/dev/kfd"), None) if info.kfd else None
+    info.groups = _probe(errors, "groups", seam.groups, [])
+    info.gpus = read_kfd_gpus(seam, errors)
+    info.amdgpu_loaded = _probe(errors, "/sys/module/amdgpu", lambda: seam.is_dir("/sys/module/amdgpu"), None)
+    # the version file exists only with AMD's DKMS driver: absent is normal, not an error
+    info.amdgpu_version = _probe(
+        errors, "/sys/module/amdgpu/version", lambda: _version_line(seam, "/sys/module/amdgpu/version"), None
+    )
+    info.rocm_version = _probe(errors, "rocm version", lambda: _rocm_version(seam), None)
+    info.memory_total = _probe(errors, "/proc/meminfo", lambda: _memory_total(seam), None)
+    info.wsl = _probe(errors, "/proc/version", lambda: _is_wsl(seam), False)
+    return info
+
+
+# -- torch layer ------------------------------------------------------------------------------
+def rocm_from_torch(torch_version: str | None, hip: str | None) -> str | None:
+    """The ROCm version of a torch build: from ``+rocm6.2.4`` (also ``.dev...+rocm6.3``,
+    ``+rocm6.4.1.git1ded221d``, ``+rocm7.10.0a20251120`` -> 7.10.0), else major.minor of
+    ``torch.version.hip`` (``6.2.41133-dd7f95766`` -> 6.2); None for non-ROCm builds."""
+    if torch_version and "+" in torch_version:
+        m = _ROCM_LOCAL_RE.match(torch_version.split("+", 1)[1])
+        if m:
+            return m.group(1)
+    if hip:
+        m = re.match(r"(\d+)\.(\d+)", hip)
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    return None
+
+
+def in_build(arch_name: str, arch_list: list[str]) -> bool | None:
+    """Whether a torch build with ``arch_list`` has kernels for ``arch_name``; None if unknown.
+
+    gfx: the base name must be listed. sm_XY: a cubin for sm_XZ with Z <= Y runs (same major), and
+    a PTX ``compute_NN`` with NN <= XY is compiled for it at load time.
+    """
+    if not arch_list or not arch_name or arch_name == "unknown":
+        return None
+    base, _ = arch.split_arch(arch_name)
+    listed = {arch.split_arch(a)[0] for a in arch_list}
+    m = re.match(r"^sm_(\d)(\d+)", base)
+    if not m:
+        return base in listed
+    major, minor = int(m.group(1)), int(m.group(2))
+    for entry in listed:
+        e = re.match(r"^(sm|compute)_(\d)(\d+)", entry)
+        if not e:
+            continue
+        e_major, e_minor = int(e.group(2)), int(e.group(3))
+        if e.group(1) == "sm" and e_major == major and e_minor <= minor:
+            return True
+        if e.group(1) == "compute" and (e_major, e_minor) <= (major, minor):
+            return True
+    return False
+
+
+def _visible(value: str | None, items: list[T]) -> list[T] | None:
+    """Apply a ``*_VISIBLE_DEVICES`` index list; None when it cannot be applied (UUIDs...)."""
+    if value is None:
+        return items
+    tokens = [t.strip() for t in value.split(",") if t.strip()]
+    if not all(t.isdigit() for t in tokens):
+        return None
+    return [items[int(t)] for t in tokens if int(t) < len(items)]
+
+
+def visible_kfd_gpus(gpus: list[SystemGpu], variables: dict[str, str | None]) -> list[SystemGpu] | None:
+    """The KFD GPU nodes torch enumerates, in torch's order; None when that cannot be told."""
+    nodes: list[SystemGpu] | None = gpus
+    nodes = _visible(variables.get("ROCR_VISIBLE_DEVICES"), nodes)
+    if nodes is None:
+        return None
+    hip = variables.get("HIP_VISIBLE_DEVICES")
+    return _visible(hip if hip is not None else variables.get("CUDA_VISIBLE_DEVICES"), nodes)
+
+
+def _torch_devices(torch: Any, backend: str, errors: list[str]) -> list[Device]:
+    devices: list[Device] = []
+    count = int(torch.cuda.device_count())
+    for i in range(count):
+        props = torch.cuda.get_device_properties(i)
+        if backend == "rocm":
+            full = str(getattr(props, "gcnArchName", "") or "unknown")
+        else:
+            full = f"sm_{props.major}{props.minor}"
+        gfx, features = arch.split_arch(full)
+        devices.append(
+            Device(
+                index=i,
+                name=str(getattr(props, "name", "") or f"device {i}"),
+                arch=full,
+                gfx=gfx,
+                features=features,
+                total_memory=getattr(props, "total_memory", None),
+                compute_units=getattr(props, "multi_processor_count", None),
+            )
+        )
+    return devices
+
+
+def _torch_error(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "torch":
+        return "torch is not installed"
+    return f"torch failed to import: {type(exc).__name__}: {exc}"
+
+
+def detect_torch(env: Environment, seam: Seam) -> None:
+    """Fill the torch fields of ``env`` (backend, versions, arch list, devices) in place."""
+    errors = env.system.errors
+    try:
+        torch = seam.load_torch()
+    except BaseException as exc:  # noqa: BLE001 - a broken torch can raise anything, even SystemExit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        env.torch_error = _torch_error(exc)
+        return
+    env.torch = str(getattr(torch, "__version__", "") or "") or None
+    version = getattr(torch, "version", None)
+    env.hip = getattr(version, "hip", None) or None
+    env.cuda = getattr(version, "cuda", None) or None
+    env.rocm = rocm_from_torch(env.torch, env.hip) if env.hip else None
+    build = "rocm" if env.hip else "cuda" if env.cuda else "cpu"
+    if build == "cpu":
+        return
+    env.arch_list = _probe(errors, "torch.cuda.get_arch_list()", lambda: list(torch.cuda.get_arch_list()), [])
+    available = _probe(errors, "torch.cuda.is_available()", lambda: bool(torch.cuda.is_available()), False)
+    if available:
+        env.devices = _probe(errors, "torch devices", lambda: _torch_devices(torch, build, errors), [])
+    env.backend = build if env.devices else "cpu"
+
+
+def assign_hardware_gfx(env: Environment) -> None:
+    """Set each device's hardware_gfx (from KFD, see the module docstring) and in_build."""
+    override = env.variables.get("HSA_OVERRIDE_GFX_VERSION")
+    nodes = visible_kfd_gpus(env.system.gpus, env.variables) if env.backend == "rocm" else None
+    tied = nodes is not None and len(nodes) == len(env.devices)
+    for i, device in enumerate(env.devices):
+        device.in_build = in_build(device.arch, env.arch_list)
+        if env.backend != "rocm":
+            continue
+        if tied and nodes is not None and nodes[i].gfx:
+            device.hardware_gfx = nodes[i].gfx
+        elif not override:
+            device.hardware_gfx = device.gfx
+
+
+# -- the whole ----------------------------------------------------------------------------------
+def detect_environment(seam: Seam | None = None) -> Environment:
+    """Detect everything; never raises (failures are in ``system.errors`` / ``torch_error``)."""
+    env = Environment()
+    if seam is None:
+        try:
+            seam = Seam()
+        except SysrootError as exc:
+            # callers that can report a usage error check the sysroot first (seam.check_sysroot)
+            env.system.errors.append(str(exc))
+            return env
+    errors = env.system.errors
+    env.variables = {name: _probe(errors, name, lambda n=name: seam.getenv(n), None) for name in VARIABLES}
+    env.libraries = {name: _probe(errors, name, lambda n=name: _library_version(seam, n), None) for name in LIBRARIES}
+    env.python = _probe(errors, "python", seam.python_version, "")
+    env.platform = _probe(errors, "platform", seam.platform, "")
+    try:
+        env.system = detect_system(seam)
+        env.system.errors[:0] = errors
+    except Exception as exc:  # noqa: BLE001 - belt and braces: each probe is already wrapped
+        env.system.errors.append(f"system: {_reason(exc)}")
+    try:
+        detect_torch(env, seam)
+        assign_hardware_gfx(env)
+    except Exception as exc:  # noqa: BLE001
+        env.system.errors.append(f"torch: {_reason(exc)}")
+    return env
+
+
+def _library_version(seam: Seam, name: str) -> str | None:
+    for dist in LIBRARY_ALIASES.get(name, (name,)):
+        version = seam.distribution_version(dist)
+        if version:
+            return version
+    return None

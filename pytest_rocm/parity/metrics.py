@@ -1,0 +1,159 @@
+"""Comparing one output tensor of a run against its float64 reference.
+
+All metrics are computed on the CPU in float64, in as few passes over the data as we can manage:
+everything that depends only on the reference (|ref|, its norm, finiteness) is computed once per
+output and shared by every dtype (:class:`Reference`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from pytest_rocm.parity.result import Comparison
+from pytest_rocm.parity.tolerances import Tolerance
+
+
+class Reference:
+    """A float64 (or integer) reference output with what every comparison against it reuses."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.tensor = tensor.detach().cpu()
+        self.is_float = self.tensor.is_floating_point()
+        self.numel = self.tensor.numel()
+        if not self.is_float:
+            return
+        ref = self.tensor.to(torch.float64)
+        self.tensor = ref
+        self.abs = ref.abs()
+        # one reduction instead of isfinite().all(): the sum is finite when every element is (a
+        # finite sum that overflows falls back to the elementwise test)
+        self.all_finite = math.isfinite(float(ref.sum())) or bool(torch.isfinite(ref).all())
+        self.finite = None if self.all_finite else torch.isfinite(ref)
+        fin_abs = self.abs if self.all_finite else torch.where(self.finite, self.abs, 0.0)
+        self.max_abs = float(fin_abs.max()) if self.numel else 0.0
+        self.norm = float(torch.linalg.vector_norm(fin_abs)) if self.numel else 0.0
+        self.rms = self.norm / math.sqrt(self.numel) if self.numel else 0.0
+
+
+def _unravel(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size if size else 0)
+        flat = flat // size if size else 0
+    return tuple(reversed(index))
+
+
+def _worst(got: torch.Tensor, ref: torch.Tensor, flat: int) -> tuple[tuple[int, ...], float, float]:
+    return (_unravel(flat, ref.shape), float(got.reshape(-1)[flat]), float(ref.reshape(-1)[flat]))
+
+
+def compare_exact(got: torch.Tensor, ref: Reference, base: Comparison) -> Comparison:
+    """Integer and bool outputs (indices, masks): equal or not; errors reported as numbers."""
+    g = got.detach().cpu()
+    diff = (g.to(torch.float64) - ref.tensor.to(torch.float64)).abs_()
+    bad = g != ref.tensor
+    base.n_bad = int(bad.sum())
+    base.numel = ref.numel
+    base.rtol = base.atol = base.normwise_tol = 0.0
+    base.max_abs = float(diff.max()) if ref.numel else 0.0
+    ref_norm = float(torch.linalg.vector_norm(ref.tensor.to(torch.float64))) if ref.numel else 0.0
+    base.normwise = _ratio(float(torch.linalg.vector_norm(diff)) if ref.numel else 0.0, ref_norm)
+    nz = ref.tensor != 0
+    base.max_rel = float((diff[nz] / ref.tensor[nz].abs().to(torch.float64)).max()) if bool(nz.any()) else 0.0
+    if base.n_bad:
+        flat = int(bad.reshape(-1).to(torch.uint8).argmax())
+        base.worst = _worst(g.to(torch.float64), ref.tensor.to(torch.float64), flat)
+        base.ok, base.kind = False, "mismatch"
+    else:
+        base.ok, base.kind = True, None
+    return base
+
+
+def _ratio(num: float, den: float) -> float:
+    if den > 0:
+        return num / den
+    return 0.0 if num == 0 else math.inf
+
+
+def compare_float(
+    got: torch.Tensor,
+    ref: Reference,
+    tol: Tolerance,
+    base: Comparison,
+    *,
+    floor: float = 0.0,
+    allow_vacuous: bool = False,
+) -> Comparison:
+    """Elementwise ``|got-ref| <= max(atol + rtol*|ref| + normwise*rms(ref), floor)``.
+
+    ``floor`` is the cpu-relative mode's allowance (k * the CPU run's max error + atol), 0 otherwise.
+    """
+    base.rtol, base.atol, base.normwise_tol = tol.rtol, tol.atol, tol.normwise
+    base.numel = ref.numel
+    g = got.detach().cpu()  # subtracting promotes to float64: no separate float64 copy
+    d = torch.sub(g, ref.tensor).abs_()
+    if not ref.all_finite:
+        # where the reference is inf/nan, the same inf/nan is a match and anything else is not
+        fin = ref.finite
+        same = (g == ref.tensor) | (torch.isnan(g) & torch.isnan(ref.tensor))
+        d = torch.where(fin, d, torch.where(same, 0.0, math.inf))
+    if ref.numel == 0:
+        base.max_abs = base.max_rel = base.normwise = 0.0
+        return _vacuous(base, allow_vacuous, "empty output")
+    max_abs, flat = d.reshape(-1).max(0)
+    base.max_abs = float(max_abs)
+    if not math.isfinite(base.max_abs):
+        return _non_finite(g, ref, d, base)
+    base.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm)
+    slack = tol.atol + tol.normwise * ref.rms
+    excess = torch.add(d, ref.abs, alpha=-tol.rtol)  # d - rtol*|ref|, compared with the slack
+    if float(excess.max()) > slack or floor > 0:  # the common passing case skips counting
+        bad = excess > slack
+        if floor > 0:
+            bad &= d > floor
+        base.n_bad = int(bad.sum())
+    if base.n_bad:
+        # the worst element is the one furthest beyond its bound, relative to that bound
+        ratio = torch.where(bad, (excess - slack) / (ref.abs * tol.rtol + slack), -1.0)
+        base.worst = _worst(g, ref.tensor, int(ratio.reshape(-1).argmax()))
+    else:
+        base.worst = _worst(g, ref.tensor, int(flat))
+    # max relative error over elements whose reference is not 0 (d/0 -> inf or nan, zeroed);
+    # in place: d is not needed any more
+    base.max_rel = float(d.div_(ref.abs).nan_to_num_(nan=0.0, posinf=0.0).max())
+    if base.n_bad:
+        base.ok, base.kind = False, "mismatch"
+        return base
+    if ref.max_abs <= tol.atol:
+        return _vacuous(base, allow_vacuous, f"max |reference| = {ref.max_abs:.3g} <= atol = {tol.atol:.3g}")
+    base.ok, base.kind = True, None
+    return base
+
+
+def _vacuous(base: Comparison, allowed: bool, why: str) -> Comparison:
+    base.ok, base.kind = allowed, "vacuous"
+    base.detail = f"vacuous: {why}; the check proves nothing (allow_vacuous=True accepts it)"
+    return base
+
+
+def _non_finite(g: torch.Tensor, ref: Reference, d: torch.Tensor, base: Comparison) -> Comparison:
+    bad = ~torch.isfinite(d)
+    base.n_bad = int(bad.sum())
+    flat = int(bad.reshape(-1).to(torch.uint8).argmax())
+    base.worst = _worst(g, ref.tensor, flat)
+    fin_d = torch.where(bad, 0.0, d)
+    base.max_abs = math.inf
+    base.max_rel = math.inf
+    base.normwise = math.inf
+    base.ok, base.kind = False, "non-finite"
+    got_fin = torch.isfinite(g)
+    ref_fin_here = bool(ref.finite.reshape(-1)[flat]) if ref.finite is not None else True
+    if ref_fin_here and not bool(got_fin.reshape(-1)[flat]):
+        base.detail = f"{base.n_bad} non-finite values where the reference is finite"
+    else:
+        base.detail = f"{base.n_bad} elements where reference and output disagree on inf/nan"
+        base.kind = "non-finite" if not bool(got_fin.all()) else "mismatch"
+    base.extra["max_abs_finite"] = float(fin_d.max())
+    return base

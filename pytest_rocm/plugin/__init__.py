@@ -1,0 +1,273 @@
+"""pytest entry point (``pytest11: rocm``): options, markers, the device under test, the header.
+
+Hooks stay thin and call pure functions (options, state.select, markers.evaluate, header).
+Importing this module imports no torch, and a run whose tests use no marker or fixture of the
+plugin never detects the environment (detection imports torch). What forces detection: a plugin
+marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fixtures, an option
+about the hardware (--rocm-gfx, --rocm-device=cuda:N, --rocm-require-gpu), --junitxml (the
+environment goes into the test-suite properties), and an xdist controller (it detects once and
+hands the environment to its workers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from pytest_rocm.plugin import header
+
+from pytest_rocm.plugin import marks as markers
+
+from pytest_rocm.plugin import options
+
+from pytest_rocm.plugin import session as state
+from pytest_rocm.env.model import Environment, EnvironmentFileError
+from pytest_rocm.report.outcomes import distribution_version
+
+pytest_plugins = [
+    "pytest_rocm.plugin.parity_fixtures",
+    "pytest_rocm.plugin.report",
+    "pytest_rocm.plugin.fixtures",
+    "pytest_rocm.plugin.doctor_header",
+]
+
+#: workerinput keys through which the xdist controller hands the environment over
+WORKER_ENV = "rocm_environment"
+WORKER_SOURCE = "rocm_environment_source"
+WORKER_RECORDED = "rocm_environment_recorded"
+
+#: fixtures whose use means a test needs the environment
+ENV_FIXTURES = frozenset({"rocm_env", "rocm_device", "parity"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+# -- session setup ------------------------------------------------------------------------------
+def _check_sysroot() -> None:
+    value = os.environ.get("PYTEST_ROCM_SYSROOT")
+    if not value:
+        return
+    from pytest_rocm.env import seam  # only when set: keeps the plain path import-free
+
+    try:
+        seam.check_sysroot(value)
+    except seam.SysrootError as exc:
+        message = str(exc)
+        if "PYTEST_ROCM_SYSROOT" not in message:
+            message = f"PYTEST_ROCM_SYSROOT={value!r}: {message}"
+        raise pytest.UsageError(message) from None
+
+
+def _initial_state(config: pytest.Config, settings: options.Settings) -> state.RocmState:
+    st = state.RocmState(settings)
+    worker: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if worker and WORKER_ENV in worker:
+        st.environment = Environment.from_dict(json.loads(worker[WORKER_ENV]), "xdist controller")
+        st.source = worker.get(WORKER_SOURCE, "detected")
+        st.recorded = bool(worker.get(WORKER_RECORDED))
+    elif settings.env_file is not None:
+        try:
+            st.environment = Environment.load(settings.env_file)
+        except EnvironmentFileError as exc:
+            raise pytest.UsageError(f"{settings.env_source}: {exc}") from None
+        st.source = str(settings.env_file)
+        st.recorded = True
+    return st
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    markers.register(config)
+    if getattr(config.option, "help", False):
+        return
+    settings = options.resolve(config)
+    options.publish(config, settings)
+    _check_sysroot()
+    state.install(config, _initial_state(config, settings))
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(XdistController(config), "rocm-xdist-controller")
+
+
+def _junit(config: pytest.Config) -> Any:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - older pytest
+        return getattr(config, "_xml", None)
+    return config.stash.get(xml_key, None)
+
+
+def _needs_environment_now(config: pytest.Config) -> bool:
+    s = state.get_state(config).settings
+    return bool(
+        s.gfx or isinstance(s.device, int) or s.require_gpu
+        or config.pluginmanager.hasplugin("dsession")  # xdist controller: workers get it at startup
+        or _junit(config) is not None
+    )
+
+
+def require_gpu_problem(sel: state.Selection, settings: options.Settings) -> str | None:
+    """The usage error --rocm-require-gpu raises for this selection, or None."""
+    if sel.plan:
+        return (f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
+                f"{','.join(settings.gfx)} only plans for {sel.plan}")
+    if sel.device is None:
+        return f"{settings.require_gpu_source}: no GPU to test on: {sel.no_device}"
+    return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if not _needs_environment_now(config):
+        return
+    sel = state.get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
+    settings = state.get_state(config).settings
+    if settings.require_gpu:
+        problem = require_gpu_problem(sel, settings)
+        if problem:
+            raise pytest.UsageError(problem)
+
+
+# -- markers ------------------------------------------------------------------------------------
+#: parsed plugin marks of an item, with the count of its own markers when they were parsed
+MARKS = pytest.StashKey[tuple[int, list[markers.Parsed]]]()
+NO_MARKS: list[markers.Parsed] = []  # shared, never mutated
+
+
+def _plugin_mark_objects(item: pytest.Item) -> list[pytest.Mark]:
+    """Like ``item.iter_markers()`` (closest first) filtered to ours; a plain loop because it runs
+    for every test of every suite, most of which use no marker of ours."""
+    found = []
+    node: Any = item
+    while node is not None:
+        for mark in node.own_markers:
+            if mark.name in markers.NAMES:
+                found.append(mark)
+        node = node.parent
+    return found
+
+
+def plugin_marks(item: pytest.Item) -> list[markers.Parsed]:
+    """The item's plugin markers, parsed, closest first; MarkerError on a bad one.
+
+    Parsed once at collection and cached on the item; parsed again when the item gained markers
+    since (``item.add_marker`` in a conftest's collection hook). Markers added to parent nodes
+    after collection are not seen: add them to the items.
+    """
+    count = len(item.own_markers)
+    stash = item.stash
+    if MARKS in stash:  # not stash.get: a miss raises KeyError inside, costly on every test
+        seen, parsed = stash[MARKS]
+        if seen == count:
+            return parsed
+    found = _plugin_mark_objects(item)
+    if not found:
+        # Most tests of a big suite: cache nothing. Two objects per item kept alive for the whole
+        # session made every garbage collection slower (measurable on a 5,000-test run).
+        return NO_MARKS
+    parsed = [markers.parse_mark(m.name, m.args, dict(m.kwargs)) for m in found]
+    item.stash[MARKS] = (count, parsed)
+    return parsed
+
+
+def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
+    """Whether the test reads the environment: a fixture of ours or a marker that does."""
+    return not ENV_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) or any(
+        p.name in markers.ENV_NAMES for p in parsed
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after other plugins have added their markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Validate every test's markers once; a bad one is a collection error naming the test."""
+    bad: list[tuple[pytest.Item, markers.MarkerError]] = []
+    needs_env = False
+    for item in items:
+        try:
+            parsed = plugin_marks(item)
+        except markers.MarkerError as exc:
+            bad.append((item, exc))
+            continue
+        needs_env = needs_env or _needs_environment(item, parsed)
+    state.get_state(config).tests_need_environment = needs_env
+    if not bad:
+        return
+    dropped = {id(item) for item, _ in bad}
+    items[:] = [item for item in items if id(item) not in dropped]
+    for item, exc in bad:
+        # counted like any collection error: the run stops before tests start, exit status 2
+        report = pytest.CollectReport(item.nodeid, "failed", f"{item.nodeid}: {exc}", [])
+        config.hook.pytest_collectreport(report=report)
+
+
+def _version_lookup(config: pytest.Config) -> Any:
+    st = state.get_state(config)
+    recorded = st.environment.libraries if st.recorded and st.environment else None
+    return markers.library_lookup(recorded, distribution_version)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own skipping: our xfail mark must be seen
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    try:
+        parsed = plugin_marks(item)
+    except markers.MarkerError as exc:  # a marker added after collection
+        pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
+    if not parsed:
+        return
+    needs_env = any(p.name in markers.ENV_NAMES for p in parsed)
+    sel = state.get_selection(item.config) if needs_env else None
+    decision = markers.evaluate(parsed, sel, _version_lookup(item.config))
+    if decision.skip:
+        raise pytest.skip.Exception(decision.skip, _use_item_location=True)
+    if decision.xfail:
+        reason, strict = decision.xfail
+        item.add_marker(pytest.mark.xfail(reason=reason, strict=strict))
+
+
+# -- reporting ----------------------------------------------------------------------------------
+def _lines(config: pytest.Config) -> list[str]:
+    st = state.get_state(config)
+    st.header_shown = True
+    return header.header_lines(state.get_selection(config), st.source, config.get_verbosity())
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if state.environment_if_known(config) is None:
+        return []  # decided after collection, only if a test needs it
+    return _lines(config)
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    st = state.get_state(config)
+    if st.header_shown or not st.tests_need_environment:
+        return []
+    return _lines(config)
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes the file
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    xml = _junit(session.config)
+    if xml is None:
+        return
+    st = state.get_state(session.config)
+    for name, value in header.junit_properties(state.get_selection(session.config), st.source):
+        xml.add_global_property(name, value)
+
+
+class XdistController:
+    """Registered only when pytest-xdist is installed (its hooks do not exist otherwise)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        st = state.get_state(self.config)
+        env = state.get_environment(self.config)
+        node.workerinput[WORKER_ENV] = env.to_json(indent=None)
+        node.workerinput[WORKER_SOURCE] = st.source
+        node.workerinput[WORKER_RECORDED] = st.recorded

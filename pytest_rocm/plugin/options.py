@@ -1,0 +1,212 @@
+"""The plugin's options: one definition per option, used for the command line, the ini file and
+the environment variable, and resolved once per session into :class:`Settings`.
+
+Precedence, highest first: command line > environment variable > ini file > default (the same
+order pytest-timeout uses). A bad value is a ``pytest.UsageError`` whose one line names where the
+value came from (``--rocm-gfx``, ``PYTEST_ROCM_GFX`` or ``rocm_gfx in pytest.ini``), so the user
+knows which of the three to fix. Resolution imports no torch and detects nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rocm.env import arch
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    dest: str  # config.option attribute and ini name
+    flag: str
+    env: str
+    help: str
+    metavar: str | None = None
+    is_flag: bool = False
+    has_ini: bool = True
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "rocm_gfx", "--rocm-gfx", "PYTEST_ROCM_GFX",
+        "architectures under test, comma separated (gfx1100, gfx11*, rdna3): tests run on the "
+        "first device that matches; no device at all makes the run a plan for the first one",
+        metavar="PATTERNS",
+    ),
+    OptionSpec(
+        "rocm_device", "--rocm-device", "PYTEST_ROCM_DEVICE",
+        "force the device under test: cpu (reference baseline), cuda or cuda:N",
+        metavar="DEVICE",
+    ),
+    OptionSpec(
+        "rocm_env", "--rocm-env", "PYTEST_ROCM_ENV",
+        "decide markers from an environment recorded by `rocm-compat env --json` instead of "
+        "detecting this machine",
+        metavar="FILE", has_ini=False,
+    ),
+    OptionSpec(
+        "rocm_require_gpu", "--rocm-require-gpu", "PYTEST_ROCM_REQUIRE_GPU",
+        "no accelerator to test on is a usage error, not a page of skips (CI runners)",
+        is_flag=True,
+    ),
+    OptionSpec(
+        "rocm_report", "--rocm-report", "PYTEST_ROCM_REPORT",
+        "write the compatibility report (JSON, schema pytest-rocm/report/1) to FILE",
+        metavar="FILE",
+    ),
+    OptionSpec(
+        "rocm_label", "--rocm-label", "PYTEST_ROCM_LABEL",
+        "the report's column label (default built from backend, torch, rocm and gfx)",
+        metavar="TEXT",
+    ),
+)
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option on the command line and, where sensible, as an ini value."""
+    group = parser.getgroup("rocm", "pytest-rocm (PyTorch on AMD ROCm GPUs)")
+    for spec in OPTIONS:
+        where = f"env {spec.env}" + (f", ini {spec.dest}" if spec.has_ini else "")
+        text = f"{spec.help} ({where})"
+        if spec.is_flag:
+            group.addoption(spec.flag, action="store_true", default=None, dest=spec.dest, help=text)
+        else:
+            group.addoption(spec.flag, default=None, dest=spec.dest, metavar=spec.metavar, help=text)
+        if spec.has_ini:
+            parser.addini(spec.dest, f"{spec.help} (same as {spec.flag})", type="string", default="")
+
+
+# -- resolving -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Raw:
+    """One option's winning value and where it came from (for messages)."""
+
+    value: Any
+    source: str  # "--rocm-gfx", "PYTEST_ROCM_GFX", "rocm_gfx in pytest.ini", "default"
+
+    def where(self) -> str:
+        """``--rocm-gfx=gfx11OO``: the value as the user wrote it, for one-line errors."""
+        return f"{self.source}={self.value!r}" if self.source != "default" else "default"
+
+
+def raw_value(config: pytest.Config, spec: OptionSpec) -> Raw:
+    """The value by precedence: command line > environment variable > ini > default (None)."""
+    cli = config.getoption(spec.dest, None)
+    if cli is not None:
+        return Raw(cli, spec.flag)
+    env = os.environ.get(spec.env)
+    if env is not None and env.strip() != "":
+        return Raw(env.strip(), spec.env)
+    if spec.has_ini:
+        ini = str(config.getini(spec.dest) or "").strip()
+        if ini:
+            name = config.inipath.name if config.inipath else "ini file"
+            return Raw(ini, f"{spec.dest} in {name}")
+    return Raw(None, "default")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved options of one session."""
+
+    gfx: tuple[str, ...] = ()
+    gfx_source: str = ""
+    #: "cpu", or a device index for cuda:N; None when not forced
+    device: str | int | None = None
+    device_source: str = ""
+    env_file: Path | None = None
+    env_source: str = ""
+    require_gpu: bool = False
+    require_gpu_source: str = ""
+    report: str | None = None
+    label: str | None = None
+
+    @property
+    def forced_cpu(self) -> bool:
+        return self.device == "cpu"
+
+
+def parse_gfx(text: str) -> tuple[str, ...]:
+    """``gfx1100, rdna3`` -> validated patterns; ValueError naming the bad one."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not any(parts):
+        raise ValueError("no architecture given")
+    return tuple(arch.validate_pattern(p) for p in parts if p)
+
+
+def parse_device(text: str) -> str | int:
+    """``cpu`` -> "cpu"; ``cuda`` -> 0; ``cuda:N`` -> N. ValueError otherwise."""
+    value = str(text).strip().lower()
+    if value == "cpu":
+        return "cpu"
+    if value == "cuda":
+        return 0
+    if value.startswith("cuda:") and value[5:].isdigit():
+        return int(value[5:])
+    raise ValueError("expected cpu, cuda or cuda:N (N a device index)")
+
+
+def parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("expected 1/0, true/false, yes/no or on/off")
+
+
+def _spec(dest: str) -> OptionSpec:
+    return next(s for s in OPTIONS if s.dest == dest)
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Resolve and validate every option; ``pytest.UsageError`` (one line, naming the source)."""
+    values: dict[str, Any] = {}
+
+    def checked(dest: str, parse: Any) -> tuple[Any, str]:
+        raw = raw_value(config, _spec(dest))
+        if raw.value is None:
+            return None, ""
+        try:
+            return parse(raw.value), raw.source
+        except ValueError as exc:
+            raise pytest.UsageError(f"{raw.where()}: {exc}") from None
+
+    gfx, values["gfx_source"] = checked("rocm_gfx", parse_gfx)
+    values["gfx"] = gfx or ()
+    values["device"], values["device_source"] = checked("rocm_device", parse_device)
+    values["env_file"], values["env_source"] = checked("rocm_env", lambda v: Path(str(v)).expanduser())
+    require, values["require_gpu_source"] = checked("rocm_require_gpu", parse_bool)
+    values["require_gpu"] = bool(require)
+    values["report"] = raw_value(config, _spec("rocm_report")).value
+    values["label"] = raw_value(config, _spec("rocm_label")).value
+    settings = Settings(**values)
+    if settings.require_gpu and settings.forced_cpu:
+        raise pytest.UsageError(
+            f"{settings.require_gpu_source} contradicts {settings.device_source}=cpu: "
+            "the CPU is not an accelerator"
+        )
+    return settings
+
+
+def publish(config: pytest.Config, settings: Settings) -> None:
+    """Write resolved values back to ``config.option`` so other plugins reading
+    ``config.getoption("rocm_report")`` see ini and environment-variable values too."""
+    config.option.rocm_report = settings.report
+    config.option.rocm_label = settings.label
+    config.option.rocm_require_gpu = settings.require_gpu
+    config.option.rocm_gfx = ",".join(settings.gfx) or None
+    config.option.rocm_env = str(settings.env_file) if settings.env_file else None
+    if settings.device is None:
+        config.option.rocm_device = None
+    else:
+        config.option.rocm_device = "cpu" if settings.forced_cpu else f"cuda:{settings.device}"

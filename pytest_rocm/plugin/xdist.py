@@ -1,0 +1,128 @@
+"""Crash/hang isolation settings and one GPU per pytest-xdist worker.
+
+With ``-n N`` and several devices of the architecture under test, each worker gets its own device
+by restricting the backend's visible-devices variable (``HIP_VISIBLE_DEVICES`` for ROCm,
+``CUDA_VISIBLE_DEVICES`` for CUDA) in that worker *before torch is imported there*: the controller
+puts it into the worker's gateway spec (``env:``), which execnet applies when the process starts,
+before pytest or any conftest runs, and hands it in ``workerinput`` too, so the worker re-applies it
+in ``pytest_configure`` and the report can say which device a worker had.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from pytest_rocm.env.model import Device, Environment
+
+WORKERINPUT_KEY = "rocm_visible_devices"
+VISIBLE_VARIABLE = {"rocm": "HIP_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
+
+#: what ``rocm-compat run`` adds unless the user passed their own
+DEFAULT_TIMEOUT_S = 900
+DEFAULT_MAX_WORKER_RESTART = 1000
+
+
+def device_pool(env: Environment, primary: Device | None = None) -> list[Device]:
+    """Devices interchangeable with the device under test: same gfx (an iGPU is never picked)."""
+    if not env.devices:
+        return []
+    primary = primary or env.devices[0]
+    return [d for d in env.devices if d.gfx == primary.gfx]
+
+
+def assign_visible_devices(
+    env: Environment, n_workers: int, primary: Device | None = None, forced_device: str | None = None
+) -> list[dict[str, str]]:
+    """Per worker index, the variables to set; empty when there is nothing to spread, or when the
+    user chose the device (``--rocm-device``: cpu, or cuda:N, which must stay where they put it).
+
+    Values are entries of an existing visible-devices list when the user set one (torch index i is
+    its i-th entry), so restricting further never escapes the user's restriction. Workers beyond
+    the number of devices share them round-robin.
+    """
+    variable = VISIBLE_VARIABLE.get(env.backend)
+    pool = device_pool(env, primary)
+    if variable is None or forced_device or n_workers < 2 or len(pool) < 2:
+        return []
+    existing = (env.variables.get(variable) or "").strip()
+    visible = [v.strip() for v in existing.split(",") if v.strip()] if existing else []
+
+    def physical(device: Device) -> str:
+        return visible[device.index] if device.index < len(visible) else str(device.index)
+
+    # Devices listed before the one under test stay visible, so its torch index (cuda:k, handed to
+    # the worker with the environment) still names it: [iGPU, dGPU1, dGPU2] -> "0,1" and "0,2".
+    first = primary.index if primary is not None else pool[0].index
+    prefix = [physical(d) for d in env.devices if d.index < first]
+    return [{variable: ",".join([*prefix, physical(pool[i % len(pool)])])} for i in range(n_workers)]
+
+
+def isolation_args(user_args: Sequence[str], have_xdist: bool, have_timeout: bool) -> list[str]:
+    """The pytest options ``rocm-compat run`` adds for crash and hang isolation, unless given."""
+
+    def given(*names: str) -> bool:
+        for arg in user_args:
+            for name in names:
+                if arg == name or arg.startswith(name + "="):
+                    return True
+                if len(name) == 2 and arg.startswith(name) and len(arg) > 2:  # -n4
+                    return True
+        return False
+
+    no_xdist = any(a in ("no:xdist", "-pno:xdist") for a in user_args)
+    args: list[str] = []
+    if have_xdist and not no_xdist:
+        if not given("-n", "--numprocesses"):
+            args += ["-n", "auto"]
+        if not given("--max-worker-restart", "--maxworkerrestart"):
+            args += ["--max-worker-restart", str(DEFAULT_MAX_WORKER_RESTART)]
+    if have_timeout:
+        if not given("--timeout"):
+            args += ["--timeout", str(DEFAULT_TIMEOUT_S)]
+        if not given("--timeout-method", "--timeout_method") and have_xdist and not no_xdist:
+            # thread: ends even a hang inside a GPU runtime call (no Python signal handler runs
+            # there); under xdist the worker is replaced and the report records ``timeout``.
+            args += ["--timeout-method", "thread"]
+    return args
+
+
+# -- pytest integration ---------------------------------------------------------------------------
+def configure(config: pytest.Config) -> None:
+    """Called from the report plugin's pytest_configure."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        for name, value in (workerinput.get(WORKERINPUT_KEY) or {}).items():
+            os.environ[name] = value
+        return
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistDevicePlugin(config), "rocm-isolation")
+
+
+class XdistDevicePlugin:
+    """Controller side: one device per worker. Registered only when pytest-xdist is active."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def _assignments(self, n_workers: int) -> list[dict[str, str]]:
+        from pytest_rocm.plugin import session as state
+
+        env = state.get_environment(self.config)
+        primary = state.get_device(self.config)
+        return assign_visible_devices(env, n_workers, primary, self.config.getoption("rocm_device", None))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
+        for spec, variables in zip(specs, self._assignments(len(specs))):
+            spec.env.update(variables)  # applied by execnet as the worker process starts
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # a replacement for a crashed worker reuses the dead one's spec, so it keeps its device
+        variables = {k: v for k, v in node.gateway.spec.env.items() if k in VISIBLE_VARIABLE.values()}
+        if variables:
+            node.workerinput[WORKERINPUT_KEY] = variables

@@ -1,0 +1,138 @@
+"""Reading compatibility reports back for ``table``, ``diff`` and ``run``: the final JSON or the
+sidecar of an interrupted run, validated, with one-line errors naming the file and the fault.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_rocm.report.outcomes import OUTCOMES
+from pytest_rocm.report.records import SCHEMA, SIDECAR_SCHEMA, assemble, sidecar_path, suite_of
+
+
+class ReportError(ValueError):
+    """A report that cannot be used; the message is one line naming the file and the fault."""
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = sidecar_path(path)
+        extra = f" (an interrupted run left {hint}: pass that instead)" if hint.exists() else ""
+        raise ReportError(f"{path}: no such file{extra}") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path}: is a directory, not a report") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path}: not a JSON report (binary content)") from None
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _parse(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise ReportError(f"{where}: empty file, not a JSON report") from None
+        body = text.strip()
+        cut_off = body[:1] in "{[" and body[-1:] not in "}]"  # a write that stopped part-way
+        if exc.pos >= len(text.rstrip()) or cut_off:
+            raise ReportError(f"{where}: truncated JSON (ends early at line {exc.lineno})") from None
+        raise ReportError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def validate(data: Any, where: str) -> dict[str, Any]:
+    """Check the shape table and diff rely on; raise ReportError naming ``where`` and the field."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if "schema" not in data:
+        raise ReportError(f"{where}: not a pytest-rocm report (no \"schema\" field)")
+    if data["schema"] != SCHEMA:
+        raise ReportError(f"{where}: schema is {data['schema']!r}, expected {SCHEMA!r}")
+    if not isinstance(data.get("label"), str) or not data["label"]:
+        raise ReportError(f"{where}: \"label\" must be a non-empty string")
+    if not isinstance(data.get("environment", {}), dict):
+        raise ReportError(f"{where}: \"environment\" must be an object")
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise ReportError(f"{where}: \"results\" must be a list")
+    for i, record in enumerate(results):
+        if not isinstance(record, dict):
+            raise ReportError(f"{where}: results[{i}] must be an object")
+        for key in ("nodeid", "feature", "outcome"):
+            if not isinstance(record.get(key), str):
+                raise ReportError(f"{where}: results[{i}] has no {key!r} string")
+        if record["outcome"] not in OUTCOMES:
+            raise ReportError(
+                f"{where}: results[{i}] outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}"
+            )
+        if not isinstance(record.get("parity", []), list):
+            raise ReportError(f"{where}: results[{i}] \"parity\" must be a list")
+        record.setdefault("suite", suite_of(record["nodeid"]))
+        record.setdefault("reason", None)
+        record.setdefault("parity", [])
+    return data
+
+
+def from_sidecar(text: str, where: str) -> dict[str, Any]:
+    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error."""
+    lines = text.split("\n")
+    complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
+    if not complete:
+        raise ReportError(f"{where}: empty or truncated sidecar (no complete header line)")
+    header = _parse(complete[0], f"{where}: line 1")
+    if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
+        got = header.get("schema") if isinstance(header, dict) else type(header).__name__
+        raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
+    results = []
+    for number, line in enumerate(complete[1:], start=2):
+        if line.strip():
+            results.append(_parse(line, f"{where}: line {number}"))
+    extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created")}
+    document = assemble(
+        header.get("label", ""), header.get("environment", {}), results, header.get("created"), **extra
+    )
+    document["interrupted"] = True
+    document["dropped_partial_line"] = bool(tail.strip())
+    return validate(document, where)
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated."""
+    path = Path(path)
+    text = _read_text(path)
+    if path.suffix == ".jsonl":
+        return from_sidecar(text, str(path))
+    return validate(_parse(text, str(path)), str(path))
+
+
+def load_reports(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Several reports for one table or diff; two with the same label is an error."""
+    reports: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        report = load_report(path)
+        label = report["label"]
+        if label in seen:
+            raise ReportError(
+                f"{path}: label {label!r} is also the label of {seen[label]} (give runs distinct --rocm-label)"
+            )
+        seen[label] = str(path)
+        reports.append(report)
+    return reports
+
+
+def metric(record: dict[str, Any]) -> float | None:
+    """The error figure of a parity record: normwise when measured, else the elementwise max_rel."""
+    for key in ("normwise", "max_rel"):
+        value = record.get(key)
+        if value is not None:
+            try:
+                return float(value)  # "inf"/"nan" strings come back as floats
+            except (TypeError, ValueError):
+                continue
+    return None

@@ -1,0 +1,301 @@
+"""The compatibility report (schema ``pytest-rocm/report/1``): records, sidecar, final JSON.
+
+Pure functions over pytest's TestReport objects (or anything with the same attributes), so the
+hooks in ``report_plugin`` stay thin and everything here is testable without running pytest.
+
+Durability: each finished test is appended to a JSON-lines *sidecar* (flushed and fsynced), so a
+run killed with SIGKILL keeps every finished result. Reading reports back (validation, sidecars)
+is ``report_load``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_rocm.env.model import Environment
+from pytest_rocm.report.outcomes import INFO_PROPERTY, OUTCOMES, PARITY_PROPERTY, is_not_installed
+
+SCHEMA = "pytest-rocm/report/1"
+SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
+#: user_properties key through which a worker hands the ``feature`` marker's name to the controller
+FEATURE_PROPERTY = "rocm_feature"
+#: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
+#: a worker killed by that timeout from a crash (the setup report brings it before the call starts)
+TIMEOUT_PROPERTY = "rocm_timeout"
+SUITE_FOLDERS = ("suites", "_suites")
+MAX_REASON = 400
+_TIMEOUT_RE = re.compile(r"Timeout \(>[0-9.]+s\) from pytest-timeout")
+_XDIST_CRASH_RE = re.compile(r"worker '?[\w-]+'? crashed while running")
+
+
+# -- feature names --------------------------------------------------------------------------
+def suite_of(nodeid: str) -> str:
+    """The folder under suites/ (``operators``), else the test's top folder, else its module."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    folders = parts[:-1]
+    for i, part in enumerate(folders[:-1]):
+        if part in SUITE_FOLDERS:
+            return folders[i + 1]
+    if folders:
+        return folders[0]
+    return Path(parts[-1]).stem.removeprefix("test_")
+
+
+def feature_of(nodeid: str, marker_name: str | None = None) -> str:
+    """``suites/operators/test_matmul.py::test_matmul[bfloat16]`` -> ``operators/matmul[bfloat16]``."""
+    if marker_name:
+        return marker_name
+    names = nodeid.split("::")[1:] or [Path(nodeid).stem]
+    last = names[-1]
+    params = ""
+    if "[" in last and last.endswith("]"):
+        last, params = last[: last.index("[")], last[last.index("[") :]
+    scope = [n.removeprefix("Test") or n for n in names[:-1]]
+    name = ".".join([*scope, last.removeprefix("test_")])
+    return f"{suite_of(nodeid)}/{name}{params}"
+
+
+# -- outcome of one test from its phase reports -----------------------------------------------
+def _longrepr_text(report: Any) -> str:
+    longrepr = getattr(report, "longrepr", None)
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:  # skip: (path, line, reason)
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def reason_of(report: Any) -> str:
+    """A one-line reason: the skip reason, or the exception's message line."""
+    longrepr = getattr(report, "longrepr", None)
+    crash = getattr(longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) if crash is not None else None
+    if not text:
+        lines = [line.strip() for line in _longrepr_text(report).splitlines() if line.strip()]
+        text = lines[-1] if lines else ""
+    text = text.removeprefix("Skipped: ")
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+
+
+def _skip_outcome(report: Any) -> tuple[str, str | None]:
+    if hasattr(report, "wasxfail"):
+        return "xfailed", report.wasxfail or None
+    reason = reason_of(report)
+    return ("not-installed" if is_not_installed(reason) else "skipped"), reason or None
+
+
+def _failure_outcome(report: Any, fallback: str) -> tuple[str, str | None]:
+    text = _longrepr_text(report)
+    match = _TIMEOUT_RE.search(text)
+    if match:
+        return "timeout", match.group(0)
+    if "[XPASS(strict)]" in text:
+        return "xpassed", text.strip() or None
+    if _XDIST_CRASH_RE.search(text):
+        return "crashed", reason_of(report)
+    return fallback, reason_of(report) or None
+
+
+def outcome_of(
+    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+) -> tuple[str, str | None]:
+    """Map one test's phase reports (setup, call, teardown, or xdist's crash report) to an outcome.
+
+    A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
+    thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
+    """
+    by_when = {p.when: p for p in phases}
+    crash = by_when.get("???")
+    if crash is not None:
+        # the controller sees the start a little late: allow a small margin below the timeout
+        if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
+            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
+        return "crashed", reason_of(crash) or "worker crashed"
+    setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
+    if setup is not None and setup.failed:
+        return _failure_outcome(setup, "error")
+    if setup is not None and setup.skipped:
+        return _skip_outcome(setup)
+    if call is not None:
+        if call.skipped:
+            return _skip_outcome(call)
+        if call.failed:
+            return _failure_outcome(call, "failed")
+        if hasattr(call, "wasxfail"):
+            return "xpassed", call.wasxfail or None
+    if teardown is not None and teardown.failed:
+        return _failure_outcome(teardown, "error")
+    if call is None:  # interrupted before the test body ran
+        return "error", "test did not run to completion"
+    return "passed", None
+
+
+# -- records ------------------------------------------------------------------------------------
+def _properties(phases: Sequence[Any]) -> list[tuple[str, Any]]:
+    # In-process all phases share item.user_properties; under xdist each phase carries a copy
+    # taken when it ended. Properties only grow, so the longest list has them all.
+    longest = max((list(getattr(p, "user_properties", []) or []) for p in phases), key=len, default=[])
+    return [tuple(p) for p in longest if isinstance(p, (tuple, list)) and len(p) == 2]  # type: ignore[misc]
+
+
+def jsonable(value: Any) -> Any:
+    """Strict-JSON form: non-finite floats as strings ("inf", "nan"), unknown objects as str."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item"):  # numpy / torch scalars
+        try:
+            return jsonable(value.item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def build_record(
+    nodeid: str, phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+) -> dict[str, Any]:
+    """The report record of one test from its phase reports."""
+    parity: list[Any] = []
+    info: dict[str, Any] = {}
+    marker_feature = None
+    for key, value in _properties(phases):
+        if key == PARITY_PROPERTY:
+            parity.extend(value if isinstance(value, (list, tuple)) else [value])
+        elif key == INFO_PROPERTY and isinstance(value, dict):
+            info.update(value)
+        elif key == FEATURE_PROPERTY:
+            marker_feature = str(value)
+        elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
+            timeout = float(value)  # the test's own timeout marker overrides the session's
+    outcome, reason = outcome_of(phases, elapsed, timeout)
+    duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
+    if outcome in ("crashed", "timeout") and elapsed is not None:
+        duration = max(duration, elapsed)
+    return {
+        "nodeid": nodeid,
+        "feature": feature_of(nodeid, marker_feature),
+        "suite": suite_of(nodeid),
+        "outcome": outcome,
+        "reason": reason,
+        "duration": round(duration, 6),
+        "parity": jsonable(parity),
+        "info": jsonable(info),
+    }
+
+
+def summarize(results: Iterable[dict[str, Any]]) -> dict[str, int]:
+    summary = dict.fromkeys(OUTCOMES, 0)
+    total = 0
+    for record in results:
+        summary[record["outcome"]] = summary.get(record["outcome"], 0) + 1
+        total += 1
+    summary["total"] = total
+    return summary
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def assemble(
+    label: str, environment: dict[str, Any], results: list[dict[str, Any]], created: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The final report document of DESIGN.md."""
+    report = {"schema": SCHEMA, "label": label, "created": created or now_iso(), "environment": environment}
+    report.update(extra)
+    report["results"] = results
+    report["summary"] = summarize(results)
+    return report
+
+
+def default_label(env: Environment, device: str | None = None) -> str:
+    """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run."""
+    on_cpu = device == "cpu" or not env.devices or env.backend == "cpu"
+    backend = "cpu" if on_cpu else env.backend
+    parts = [backend]
+    if env.torch:
+        parts.append("torch" + env.torch.split("+", 1)[0])
+    if on_cpu:
+        return " ".join(parts)
+    if backend == "rocm" and env.rocm:
+        parts.append("rocm" + env.rocm)
+    if backend == "cuda" and env.cuda:
+        parts.append("cuda" + env.cuda)
+    index = int(device.split(":", 1)[1]) if device and ":" in device and device.split(":", 1)[1].isdigit() else None
+    chosen = next((d for d in env.devices if d.index == index), env.devices[0])
+    parts.append(chosen.gfx or chosen.arch)
+    return " ".join(parts)
+
+
+def slug(label: str) -> str:
+    """A file name for a label: ``rocm-torch2.6.0-rocm6.2.4-gfx1100``."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", label).strip("-.") or "report"
+
+
+# -- files: sidecar, final JSON ------------------------------------------------------------------
+def sidecar_path(report_path: str | Path) -> Path:
+    path = Path(report_path)
+    return path.with_name(path.name + ".partial.jsonl")
+
+
+class Sidecar:
+    """Append-only JSON lines: a header, then one record per finished test, each made durable."""
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: TextIO | None = open(path, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
+        self._write({"schema": SIDECAR_SCHEMA, **header})
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        assert self._file is not None
+        self._file.write(json.dumps(obj, allow_nan=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._write(record)
+
+    def close(self, remove: bool = False) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the report and its sidecar cannot be written there (checked before any test runs)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = path.with_name(path.name + ".probe")
+        with open(probe, "w", encoding="utf-8"):
+            pass
+        probe.unlink()
+    except FileExistsError as exc:  # mkdir met a file where a folder must be
+        return f"{exc.filename} is a file, not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if path.is_dir():
+        return "is a directory"
+    return None
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    """Write atomically (temporary file, then rename) so a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

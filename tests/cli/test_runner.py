@@ -1,0 +1,150 @@
+"""rocm-compat run: the main job (suites found, isolation on, CPU baseline said loudly, outputs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_rocm
+from pytest_rocm import cli
+from pytest_rocm.cli import run as runner
+from pytest_rocm.env.model import Environment
+from pytest_rocm.report.records import Sidecar, assemble, sidecar_path, write_json
+
+ENVS = Path(__file__).parents[1] / "data" / "envs"
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return cli.parse_command("run", argv)[1]
+
+
+@pytest.fixture
+def suites(tmp_path: Path) -> Path:
+    folder = tmp_path / "suites" / "operators"
+    folder.mkdir(parents=True)
+    (folder / "test_tiny.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.parametrize('dtype', ['float16', 'bfloat16'])\n"
+        "def test_add(dtype, record_property):\n"
+        "    record_property('rocm_parity', [{'dtype': dtype, 'normwise': 1e-3}])\n"
+        "def test_broken():\n"
+        "    assert 0.1 + 0.2 == 0.3\n"
+    )
+    return folder.parent
+
+
+def test_bundled_suites_in_a_checkout() -> None:
+    assert runner.bundled_suites() == Path(pytest_rocm.__file__).resolve().parent.parent / "suites"
+
+
+def test_unknown_arguments_go_to_pytest() -> None:
+    args = parse("-k", "matmul", "--label", "mine", "-n", "4", "--", "-x", "--timeout=60")
+    assert args.label == "mine" and args.passthrough == ["-k", "matmul", "-n", "4", "-x", "--timeout=60"]
+    assert parse("--lab", "x").passthrough == ["--lab", "x"]  # never an abbreviation of ours
+
+
+def test_command_has_isolation_and_the_cpu_baseline(tmp_path: Path) -> None:
+    command = runner.pytest_command(tmp_path, tmp_path / "r.json", "cpu torch2.13.0", True, ["-k", "add"])
+    assert command[1:3] == ["-m", "pytest"]
+    assert {"--max-worker-restart", "--timeout", "--timeout-method", "--rocm-device=cpu"} <= set(command)
+    assert command[command.index("-n") + 1] == "auto"
+    assert command[-2:] == ["-k", "add"]
+    gpu = runner.pytest_command(tmp_path, tmp_path / "r.json", "x", False, ["-n", "8"])
+    assert "--rocm-device=cpu" not in gpu and gpu.count("-n") == 1
+
+
+def test_cpu_baseline_end_to_end(
+    suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment(torch="2.13.0+cpu"))
+    reports = tmp_path / "reports"
+    cpu_env = f"--rocm-env={ENVS / 'cpu_only.json'}"  # passed through; spares pytest detecting again
+    status = cli.main(["run", "--suites", str(suites), "--reports-dir", str(reports), "-n", "0", cpu_env])
+    captured = capsys.readouterr()
+    assert status == 1, captured.out[-3000:]  # one suite test fails: the run measured it
+    assert "NO ACCELERATOR: torch 2.13.0+cpu (cpu build) sees no GPU" in captured.err
+    assert "REFERENCE BASELINE" in captured.err
+    report = reports / "cpu-torch2.13.0.json"
+    document = json.loads(report.read_text())
+    assert document["label"] == "cpu torch2.13.0" and document["device"] == "cpu"
+    assert {r["feature"]: r["outcome"] for r in document["results"]} == {
+        "operators/add[float16]": "passed", "operators/add[bfloat16]": "passed", "operators/broken": "failed"}
+    for path in (report, reports / "cpu-torch2.13.0.md", reports / "cpu-torch2.13.0.html"):
+        assert path.exists() and f"{path}" in captured.out
+    assert "| operators/add[bfloat16] | passed (bf16 1.0e-03) | works everywhere |" in (reports / "cpu-torch2.13.0.md").read_text()
+
+
+def test_require_gpu_without_one_is_an_error(
+    suites: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment(torch="2.13.0+cpu"))
+    monkeypatch.setattr(runner.subprocess, "call", lambda *a, **k: pytest.fail("must not run pytest"))
+    assert cli.main(["run", "--suites", str(suites), "--require-gpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocm-compat run: no accelerator found") and "--require-gpu" in err and "\n" not in err
+
+
+class FakePytest:
+    """Stands in for the pytest subprocess: records the command, leaves a report or a sidecar."""
+
+    def __init__(self, killed: bool = False) -> None:
+        self.killed = killed
+        self.command: list[str] = []
+
+    def __call__(self, command: list[str], **_: Any) -> int:
+        self.command = command
+        path = Path(command[command.index("--rocm-report") + 1])
+        label = command[command.index("--rocm-label") + 1]
+        record = {"nodeid": "operators/test_a.py::test_a", "feature": "operators/a", "outcome": "passed"}
+        if self.killed:
+            sidecar = Sidecar(sidecar_path(path), {"label": label, "environment": {}})
+            sidecar.append(record)
+            sidecar.close()
+            return -9
+        write_json(path, assemble(label, {}, [record]))
+        return 0
+
+
+def test_on_a_gpu_machine_it_runs_on_the_gpu(
+    suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
+    fake = FakePytest()
+    monkeypatch.setattr(runner.subprocess, "call", fake)
+    assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--require-gpu"]) == 0
+    out, err = capsys.readouterr()
+    assert "NO ACCELERATOR" not in err and "--rocm-device=cpu" not in fake.command
+    assert fake.command[fake.command.index("--rocm-label") + 1] == "rocm torch2.6.0 rocm6.2.4 gfx942"
+    assert (tmp_path / "r" / "rocm-torch2.6.0-rocm6.2.4-gfx942.html").exists()
+
+
+def test_a_killed_run_still_gives_its_partial_report(
+    suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
+    monkeypatch.setattr(runner.subprocess, "call", FakePytest(killed=True))
+    assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
+    out, err = capsys.readouterr()
+    assert "gate.json.partial.jsonl  (interrupted run: partial)" in out and "pytest exited -9" in err
+    assert "operators/a" in (tmp_path / "r" / "gate.md").read_text()
+
+
+def test_a_stale_report_from_an_earlier_run_is_not_taken_for_this_one(
+    suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
+    stale = tmp_path / "r" / "gate.json"
+    write_json(stale, assemble("gate", {}, [{"nodeid": "x.py::test_old", "feature": "old", "outcome": "passed"}]))
+    monkeypatch.setattr(runner.subprocess, "call", FakePytest(killed=True))
+    assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
+    assert "gate.json.partial.jsonl  (interrupted run: partial)" in capsys.readouterr().out
+    assert not stale.exists() and "| old |" not in (tmp_path / "r" / "gate.md").read_text()
+
+
+def test_missing_suites_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "--suites", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err.strip() == f"rocm-compat run: {tmp_path / 'nope'}: no suites folder there"

@@ -1,0 +1,337 @@
+"""rocm-compat doctor: each broken setup, built from the real samples, gets the right check and fix;
+healthy RX 7900 XTX, MI300X and CPU-only setups get no false alarm.
+
+Setups run through the real detection (fake sysfs trees + a fake torch via the seam, from
+fake_machines), so a doctor check sees exactly what it would see on that machine.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_machines import (
+    CPU_NODE,
+    MI308X,
+    MOCK_7900XTX,
+    Machine,
+    Node,
+    arch_list_for,
+    build_tree,
+    fake_torch,
+    properties,
+    seam_for,
+    write,
+)
+
+from pytest_rocm import cli
+
+from pytest_rocm.doctor import render as doctor
+from pytest_rocm.env.detect import detect_environment
+from pytest_rocm.doctor.checks import CHECKS, Check, diagnose, problems
+from pytest_rocm.env.model import Environment, SystemGpu
+
+GIB = 1024**3
+ROCM624 = "6.2.4"
+XTX = {"name": "AMD Radeon RX 7900 XTX", "gcnArchName": "gfx1100", "total_memory": 24 * GIB, "multi_processor_count": 96}
+MI300X = {"name": "AMD Instinct MI300X", "gcnArchName": "gfx942:sramecc+:xnack-", "total_memory": 192 * GIB, "multi_processor_count": 304}
+
+
+
+class NoAccessSeam:
+    """Wraps a seam whose /dev/kfd exists but cannot be opened (root cannot fake that by chmod)."""
+
+    def __init__(self, seam: Any) -> None:
+        self._seam = seam
+
+    def can_open_rw(self, path: str) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._seam, name)
+
+
+def gpu_node(props: str, vram: int | None = 24 * GIB, **changes: int) -> Node:
+    return Node(properties(props, **changes), gpu_id=1234, name="gpu", vram=vram)
+
+
+def machine(*nodes: Node, **kw: Any) -> Machine:
+    return Machine(nodes=[Node(CPU_NODE), *nodes], amdgpu_version=kw.pop("amdgpu_version", "6.8.5"),
+                   rocm_version=kw.pop("rocm_version", ROCM624), **kw)
+
+
+def run_doctor(tmp_path: Path, m: Machine | None, torch: Any, environ: dict[str, str] | None = None,
+               wrap: Any = None) -> dict[str, Check]:
+    root = build_tree(tmp_path / "root", m) if m else (tmp_path / "root")
+    root.mkdir(exist_ok=True)
+    (root / "home/user").mkdir(parents=True, exist_ok=True)
+    env_vars = {"HOME": "https://netfy.cydns.pro/hf/home/user", **(environ or {})}
+    seam = seam_for(root, torch, environ=env_vars)
+    if wrap:
+        seam = wrap(seam)
+    env = detect_environment(seam)
+    checks = diagnose(env, doctor.probe_extras(seam, env))
+    return {c.id: c for c in checks}
+
+
+def rocm_torch(*devices: dict[str, Any], version: str = "2.6.0+rocm6.2.4", rocm: str = "rocm6.2.4") -> Any:
+    return fake_torch(version, hip="6.2.41133-dd7f95766", arch_list=arch_list_for(rocm), devices=list(devices))
+
+
+def only_problem(checks: dict[str, Check], check_id: str, status: str = "fail") -> Check:
+    found = {c.id: c.status for c in checks.values() if c.status in ("warn", "fail")}
+    assert found == {check_id: status}, found
+    return checks[check_id]
+
+
+# -- healthy setups: no false alarm ------------------------------------------------------------
+def test_healthy_rx7900xtx(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX))
+    assert not problems(list(checks.values())), checks
+    assert checks["gfx-in-build"].status == "ok" and checks["kfd-access"].status == "ok"
+
+
+def test_healthy_mi300x(tmp_path: Path) -> None:
+    nodes = [gpu_node(MI308X, vram=192 * GIB) for _ in range(2)]
+    checks = run_doctor(tmp_path, machine(*nodes, mem_total_kb=2 * 1024**3), rocm_torch(MI300X, MI300X))
+    assert not problems(list(checks.values())), checks
+
+
+def test_healthy_cpu_only(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, None, fake_torch("2.13.0+cpu"))
+    assert not problems(list(checks.values())), checks
+    assert checks["driver"].status == "skipped"
+
+
+# -- broken setups ------------------------------------------------------------------------------
+def test_cuda_wheel_on_amd(tmp_path: Path) -> None:
+    check = only_problem(run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), fake_torch("2.12.0+cu130", cuda="13.0")), "torch-build")
+    assert "2.12.0+cu130 is a CUDA build" in check.evidence and "gfx1100" in check.evidence
+    assert check.fix.startswith("pip uninstall -y torch") and "whl/rocm6.2.4" in check.fix
+
+
+def test_rocm_wheel_without_amd_gpu(tmp_path: Path) -> None:
+    check = only_problem(run_doctor(tmp_path, None, rocm_torch()), "torch-build")
+    assert "No HIP GPUs" in check.evidence
+
+
+def test_user_not_in_render_group(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX), wrap=NoAccessSeam)
+    check = only_problem(checks, "kfd-access")
+    assert "cannot open it read-write" in check.evidence
+    assert "usermod -a -G render,video" in check.fix
+
+
+def test_driver_not_loaded(tmp_path: Path) -> None:
+    m = Machine(nodes=[], kfd=False, amdgpu_loaded=False)
+    root = build_tree(tmp_path / "root", m)
+    write(root, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    write(root, "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
+    write(root, "sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n")  # another vendor's GPU
+    write(root, "sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n")
+    checks = run_doctor(tmp_path, m, fake_torch("2.6.0+rocm6.2.4", hip="6.2.41133"))
+    assert checks["driver"].status == "fail"
+    assert "0000:03:00.0" in checks["driver"].evidence and "0000:00:02.0" not in checks["driver"].evidence
+    assert "modprobe amdgpu" in checks["driver"].fix and "dkms" in checks["driver"].fix
+
+
+def test_gfx_missing_from_build_suggests_override(tmp_path: Path) -> None:
+    rx6700 = {"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1031", "total_memory": 12 * GIB, "multi_processor_count": 40}
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(rx6700))
+    check = only_problem(checks, "gfx-in-build")
+    assert "gfx1031 (rdna2)" in check.evidence and "hipErrorNoBinaryForGpu" in check.evidence
+    assert check.fix.startswith("export HSA_OVERRIDE_GFX_VERSION=10.3.0")
+
+
+def test_gfx_missing_without_override_says_build_from_source(tmp_path: Path) -> None:
+    rx580 = {"name": "Radeon RX 580", "gcnArchName": "gfx803", "total_memory": 8 * GIB, "multi_processor_count": 36}
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=80003)), rocm_torch(rx580))
+    assert "PYTORCH_ROCM_ARCH=gfx803" in only_problem(checks, "gfx-in-build").fix
+
+
+def test_an_arch_list_with_target_features_counts_by_gfx(tmp_path: Path) -> None:
+    """A source build (PYTORCH_ROCM_ARCH="gfx90a:xnack-;gfx942") lists features: gfx90a is built."""
+    mi210 = {"name": "AMD Instinct MI210", "gcnArchName": "gfx90a:sramecc+:xnack-", "total_memory": 64 * GIB, "multi_processor_count": 104}
+    torch = fake_torch("2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[mi210])
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), torch)
+    assert checks["gfx-in-build"].status == "ok", checks["gfx-in-build"]
+
+
+def test_spoofed_gfx1031_is_healthy(tmp_path: Path) -> None:
+    spoofed = {"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1030", "total_memory": 12 * GIB, "multi_processor_count": 40}
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(spoofed),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    assert not problems(list(checks.values())), checks
+    assert "gfx1031 runs gfx1030 code" in checks["hsa-override"].evidence
+
+
+def test_malformed_override_gets_the_decimal_form(tmp_path: Path) -> None:
+    mi210 = {"name": "AMD Instinct MI210", "gcnArchName": "gfx90a:sramecc+:xnack-", "total_memory": 64 * GIB, "multi_processor_count": 104}
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), rocm_torch(mi210),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "9.0.a"})
+    check = checks["hsa-override"]
+    assert check.status == "fail" and "not major.minor.stepping" in check.evidence
+    assert check.fix == "export HSA_OVERRIDE_GFX_VERSION=9.0.10"
+
+
+def test_unneeded_override_is_a_warning(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX), environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    check = only_problem(checks, "hsa-override", "warn")
+    assert "not needed" in check.evidence and check.fix == "unset HSA_OVERRIDE_GFX_VERSION"
+
+
+def test_override_across_families_fails(tmp_path: Path) -> None:
+    strix = {"name": "AMD Radeon 890M", "gcnArchName": "gfx1100", "total_memory": 2 * GIB, "multi_processor_count": 16}
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=110500, vram=2 * GIB)), rocm_torch(strix),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    check = checks["hsa-override"]
+    assert check.status == "fail" and "gfx1150 (rdna3.5) run gfx1100 (rdna3)" in check.evidence
+
+
+def test_igpu_next_to_the_card(tmp_path: Path) -> None:
+    rx6800 = {"name": "AMD Radeon RX 6800 XT", "gcnArchName": "gfx1030", "total_memory": 16 * GIB, "multi_processor_count": 72}
+    igpu = {"name": "AMD Radeon Graphics", "gcnArchName": "gfx1036", "total_memory": 512 * 1024**2, "multi_processor_count": 2}
+    m = machine(gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
+                gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
+    checks = run_doctor(tmp_path, m, rocm_torch(rx6800, igpu, version="2.6.0+rocm6.2.4"),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    check = checks["igpu"]
+    assert check.status == "warn" and "1:gfx1036" in check.evidence
+    assert check.fix == "export HIP_VISIBLE_DEVICES=0"
+
+
+def test_unpublished_pair(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX, version="2.6.0+rocm6.3"))
+    check = only_problem(checks, "torch-rocm-pair", "warn")
+    assert "torch 2.6 was never published for ROCm 6.3" in check.evidence and "whl/rocm6.2.4" in check.fix
+
+
+def test_nightly_pair_is_not_judged(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX, version="2.7.0.dev20250306+rocm6.3"))
+    assert checks["torch-rocm-pair"].status == "ok"
+
+
+def test_unwritable_miopen_cache(tmp_path: Path) -> None:
+    m = machine(gpu_node(MOCK_7900XTX))
+    build_tree(tmp_path / "root", m)
+    write(tmp_path / "root", "opt/cache", "a file where the cache folder should be")
+    checks = run_doctor(tmp_path, m, rocm_torch(XTX), environ={"MIOPEN_USER_DB_PATH": "/opt/cache/miopen"})
+    check = only_problem(checks, "miopen-cache", "warn")
+    assert "/opt/cache/miopen" in check.evidence and "MIOPEN_USER_DB_PATH" in check.fix
+
+
+def test_too_little_ram_for_vram(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX), mem_total_kb=16 * 1024**2), rocm_torch(XTX))
+    assert "16.0 GiB RAM is less than" in only_problem(checks, "memory", "warn").evidence
+
+
+def test_wsl(tmp_path: Path) -> None:
+    m = Machine(nodes=[], kfd=False, amdgpu_loaded=False, dxg=True,
+                proc_version="Linux version 5.15.167.4-microsoft-standard-WSL2")
+    checks = run_doctor(tmp_path, m, fake_torch("2.8.0+rocm6.4", hip="6.4.43482-0f2d60242"))
+    assert checks["wsl"].status == "warn" and "WSL" in checks["wsl"].fix
+    assert checks["driver"].status == "skipped"
+
+
+# -- the command -----------------------------------------------------------------------------
+def test_cli_json_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    healthy = tmp_path / "cpu.json"
+    healthy.write_text(Environment(backend="cpu", torch="2.13.0+cpu").to_json())
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path))
+    assert cli.main(["doctor", "--json", "--env", str(healthy)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {c["id"] for c in out["checks"]} == {fn(Environment(), doctor.Extras()).id for fn in CHECKS}
+    assert all(set(c) == {"id", "status", "evidence", "fix"} for c in out["checks"])
+
+    broken = tmp_path / "cuda-on-amd.json"
+    env = Environment(backend="cpu", torch="2.12.0+cu130", cuda="13.0")
+    env.system.gpus = [SystemGpu(node=1, gfx="gfx1150")]
+    broken.write_text(env.to_json())
+    assert cli.main(["doctor", "--env", str(broken)]) == 1
+    text = capsys.readouterr().out
+    assert "[FAIL] torch-build" in text and "fix: pip uninstall" in text and "run `rocm-compat doctor`" in text
+
+    assert cli.main(["doctor", "--env", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rocm-compat doctor: ") and "no such file" in err and err.count("\n") == 1
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "nope"))
+    assert cli.main(["doctor"]) == 2
+    assert "PYTEST_ROCM_SYSROOT" in capsys.readouterr().err
+
+
+def test_errors_table_covers_every_known_error(capsys: pytest.CaptureFixture[str]) -> None:
+    source = json.loads((Path(__file__).parents[1] / "data" / "doctor" / "errors.json").read_text())
+    with_fix = {e["id"] for e in source["errors"] if e.get("fix")}
+    known = {e["id"]: e for e in doctor.known_errors()}
+    assert set(known) == with_fix
+    ids = {fn(Environment(), doctor.Extras()).id for fn in CHECKS}
+    for entry in known.values():
+        assert entry["check"] in ids or entry.get("why_unmapped"), entry["id"]
+    assert cli.main(["doctor", "--errors-table"]) == 0
+    table = capsys.readouterr().out
+    assert table.count("\n| `") == len(known)
+
+
+def test_every_mapped_check_has_a_scenario() -> None:
+    """Each check a known error maps to is driven to warn/fail by a setup in this file."""
+    scenarios = {
+        "gfx-in-build": test_gfx_missing_from_build_suggests_override,
+        "hsa-override": test_override_across_families_fails,
+        "wsl": test_wsl,
+        "torch-build": test_cuda_wheel_on_amd,
+        "kfd-access": test_user_not_in_render_group,
+        "driver": test_driver_not_loaded,
+        "torch-rocm-pair": test_unpublished_pair,
+    }
+    mapped = {e["check"] for e in doctor.known_errors() if e["check"]}
+    assert mapped <= set(scenarios), mapped - set(scenarios)
+
+
+def test_summary_line_tells_failing_checks_from_warnings() -> None:
+    checks = [Check("gfx-in-build", "fail", "e"), Check("igpu", "warn", "e"), Check("wsl", "ok", "e"),
+              Check("memory", "skipped", "e"), Check("driver", "fail", "e")]
+    assert doctor.summary_line(checks) == (
+        "rocm doctor: 3 problems (failing: gfx-in-build, driver; warnings: igpu), run `rocm-compat doctor`"
+    )
+    assert doctor.summary_line([Check("igpu", "warn", "e")]) == (
+        "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor`"
+    )
+    assert doctor.summary_line(checks[2:4]) is None
+
+
+def test_pytest_header_names_the_problem(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken setup is one header line pointing at the doctor; a healthy one adds nothing."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    broken = tmp_path / "broken"
+    write(broken, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    write(broken, "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(broken))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["rocm doctor: 1 problem (failing: driver), run `rocm-compat doctor`"])
+    assert result.ret == 0
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert "rocm doctor" not in result.stdout.str()
+
+
+def test_readme_errors_table_is_generated_from_the_data() -> None:
+    """The README's table is `rocm-compat doctor --errors-table`; regenerate it when the data changes."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- errors-table:start -->\n", "\n<!-- errors-table:end -->"
+    table = readme[readme.index(start) + len(start):readme.index(end)]
+    assert table == doctor.errors_table()
+
+
+def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
+    """gfx1030 card + gfx1036 iGPU: the override is what lets the iGPU run, so it is not flagged as
+    unneeded because device 0 happens to be the supported card."""
+    rx6800 = {"name": "AMD Radeon RX 6800 XT", "gcnArchName": "gfx1030", "total_memory": 16 * GIB, "multi_processor_count": 72}
+    m = machine(gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
+                gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
+    checks = run_doctor(tmp_path, m, rocm_torch(rx6800, dict(rx6800, name="AMD Radeon Graphics")),
+                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    assert checks["hsa-override"].status == "ok", checks["hsa-override"]
+    assert "gfx1036 runs gfx1030 code" in checks["hsa-override"].evidence

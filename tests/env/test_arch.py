@@ -1,0 +1,205 @@
+"""pytest_rocm.env.arch: gfx arithmetic, features, families, patterns, overrides (data-driven)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from pytest_rocm.env import arch
+
+
+@pytest.mark.parametrize(
+    "value, gfx",
+    [
+        (110000, "gfx1100"),
+        (90010, "gfx90a"),
+        (100301, "gfx1031"),
+        (90402, "gfx942"),
+        (110501, "gfx1151"),
+        (120001, "gfx1201"),
+        (130000, "gfx1300"),  # unknown future value still decodes
+        (90000, "gfx900"),
+        (80003, "gfx803"),
+        (90012, "gfx90c"),
+    ],
+)
+def test_gfx_from_target_version(value: int, gfx: str) -> None:
+    assert arch.gfx_from_target_version(value) == gfx
+    # and back: the arithmetic is invertible for every well-formed name
+    assert arch.target_version(gfx) == value
+
+
+def test_rocm_smi_style_names_are_not_produced() -> None:
+    # rocm_smi_lib prints gfx9010 / gfx11000 for these: the bug we must not copy
+    assert arch.gfx_from_target_version(90010) != "gfx9010"
+    assert arch.gfx_from_target_version(110000) != "gfx11000"
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_gfx_from_target_version_rejects_no_gpu(value: int) -> None:
+    with pytest.raises(ValueError, match="names no GPU"):
+        arch.gfx_from_target_version(value)
+
+
+@pytest.mark.parametrize(
+    "arch_name, base, features",
+    [
+        ("gfx90a:sramecc+:xnack-", "gfx90a", {"sramecc": True, "xnack": False}),
+        ("gfx942:sramecc+:xnack-", "gfx942", {"sramecc": True, "xnack": False}),
+        ("gfx1010:xnack-", "gfx1010", {"xnack": False}),
+        ("gfx1100", "gfx1100", {}),
+        ("GFX1100 ", "gfx1100", {}),
+        ("gfx90a:xnack", "gfx90a", {}),  # no setting: dropped
+    ],
+)
+def test_split_arch(arch_name: str, base: str, features: dict[str, bool]) -> None:
+    assert arch.split_arch(arch_name) == (base, features)
+
+
+@pytest.mark.parametrize(
+    "gfx, family",
+    [
+        ("gfx900", "gcn5"),
+        ("gfx906", "gcn5"),
+        ("gfx908", "cdna1"),
+        ("gfx90a", "cdna2"),
+        ("gfx90a:sramecc+:xnack-", "cdna2"),
+        ("gfx942", "cdna3"),
+        ("gfx950", "cdna4"),
+        ("gfx1010", "rdna1"),
+        ("gfx1030", "rdna2"),
+        ("gfx1036", "rdna2"),
+        ("gfx1100", "rdna3"),
+        ("gfx1103", "rdna3"),
+        ("gfx1151", "rdna3.5"),
+        ("gfx1201", "rdna4"),
+        ("gfx1300", None),
+        ("sm_90", None),
+    ],
+)
+def test_family_of(gfx: str, family: str | None) -> None:
+    assert arch.family_of(gfx) == family
+
+
+def test_wave_size() -> None:
+    assert arch.wave_size("gfx942") == 64
+    assert arch.wave_size("gfx1100") == 32
+    assert arch.wave_size("gfx1300") is None
+
+
+@pytest.mark.parametrize(
+    "gfx, override",
+    [
+        ("gfx1031", "10.3.0"),
+        ("gfx1032", "10.3.0"),
+        ("gfx1036", "10.3.0"),
+        ("gfx1101", "11.0.0"),
+        ("gfx1102", "11.0.0"),
+        ("gfx1030", None),  # a build target itself
+        ("gfx1100", None),
+        ("gfx942", None),
+        ("gfx1300", None),
+    ],
+)
+def test_override_for(gfx: str, override: str | None) -> None:
+    assert arch.override_for(gfx) == override
+
+
+def test_every_usual_override_names_a_known_family_sibling() -> None:
+    # an override must point at a gfx of the same family that the data knows
+    for gfx in arch.known_gfx():
+        value = arch.override_for(gfx)
+        if value is None:
+            continue
+        target = arch.parse_override(value)
+        assert target in arch.known_gfx(), (gfx, value)
+        assert arch.family_of(target) == arch.family_of(gfx), (gfx, value)
+        assert target != gfx
+
+
+@pytest.mark.parametrize(
+    "value, gfx",
+    [("10.3.0", "gfx1030"), ("11.0.0", "gfx1100"), ("9.0.10", "gfx90a"), (" 9.4.2 ", "gfx942")],
+)
+def test_parse_override(value: str, gfx: str) -> None:
+    assert arch.parse_override(value) == gfx
+    assert arch.override_string(gfx) == value.strip()
+
+
+@pytest.mark.parametrize("value", ["10.3", "9.0.a", "gfx1030", "", "10.3.0.1", "0.0.0"])
+def test_parse_override_rejects_what_the_runtime_rejects(value: str) -> None:
+    with pytest.raises(ValueError, match="HSA_OVERRIDE_GFX_VERSION"):
+        arch.parse_override(value)
+
+
+def test_marketing_name() -> None:
+    assert "7900 XTX" in (arch.marketing_name("gfx1100") or "")
+    assert "MI300X" in (arch.marketing_name("gfx942:sramecc+:xnack-") or "")
+    assert arch.marketing_name("gfx1300") is None
+
+
+@pytest.mark.parametrize(
+    "pattern, gfx, expected",
+    [
+        ("gfx1100", "gfx1100", True),
+        ("gfx1100", "gfx1101", False),
+        ("GFX1100", "gfx1100", True),
+        ("gfx11*", "gfx1100", True),
+        ("gfx11*", "gfx1151", True),
+        ("gfx11*", "gfx1030", False),
+        ("gfx9*", "gfx90a:sramecc+:xnack-", True),
+        ("rdna3", "gfx1102", True),
+        ("rdna3", "gfx1151", False),  # rdna3.5 is its own family
+        ("rdna3.5", "gfx1151", True),
+        ("cdna3", "gfx942:sramecc+:xnack-", True),
+        ("cdna3", "gfx90a", False),
+        ("gfx90a", "gfx90a:sramecc+:xnack-", True),
+        ("gfx90a:xnack-", "gfx90a:sramecc+:xnack-", True),
+        ("gfx90a:xnack+", "gfx90a:sramecc+:xnack-", False),
+        ("sm_90", "sm_90", True),
+        ("sm_8*", "sm_90", False),
+    ],
+)
+def test_matches(pattern: str, gfx: str, expected: bool) -> None:
+    assert arch.matches(pattern, gfx) is expected
+
+
+@pytest.mark.parametrize("pattern", ["gfx1100", "gfx11*", "rdna3", "cdna3", "sm_90", "gfx90a:xnack-", " RDNA2 "])
+def test_validate_pattern_accepts(pattern: str) -> None:
+    assert arch.validate_pattern(pattern) == pattern.strip().lower()
+
+
+@pytest.mark.parametrize(
+    "pattern, message",
+    [
+        ("gfx11OO", "bad architecture pattern 'gfx11OO'"),
+        ("rdna9", "bad architecture pattern 'rdna9'"),
+        ("gfx1300", "unknown gfx 'gfx1300'"),
+        ("gfx7*", "matches no known gfx"),
+        ("*", "must start with gfx or sm_"),
+        ("", "empty"),
+        ("navi31", "bad architecture pattern"),
+    ],
+)
+def test_validate_pattern_rejects(pattern: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        arch.validate_pattern(pattern)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_data_file_is_consistent() -> None:
+    data = json.loads(resources.files("pytest_rocm").joinpath("data", "gfx.json").read_text())
+    for gfx, entry in data["gfx"].items():
+        assert arch.is_gfx(gfx), gfx
+        assert entry["family"] in data["families"], gfx
+        assert entry["names"], gfx
+        # the name round-trips through the KFD arithmetic
+        assert arch.gfx_from_target_version(arch.target_version(gfx)) == gfx
+
+
+def test_describe() -> None:
+    assert arch.describe("gfx1100") == "gfx1100 (rdna3)"
+    assert arch.describe("gfx1300") == "gfx1300"

@@ -1,0 +1,236 @@
+"""Markers: argument validation, version and size rules, and evaluation (pure, no pytest run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from pytest_rocm.plugin import marks as markers
+from pytest_rocm.env.model import Environment
+from pytest_rocm.plugin.marks import MarkerError, parse_mark
+from pytest_rocm.plugin.versions import parse_size, satisfies
+from pytest_rocm.plugin.options import Settings
+from pytest_rocm.plugin.session import select
+
+ENVS = Path(__file__).parents[1] / "data" / "envs"
+
+
+def env(name: str) -> Environment:
+    return Environment.load(ENVS / f"{name}.json")
+
+
+def decide(env_name: str, name: str, *args, settings: Settings = Settings(), installed=None, **kwargs):
+    sel = select(env(env_name), settings)
+    parsed = parse_mark(name, args, kwargs)
+    lookup = markers.library_lookup(None, installed or (lambda dist: None))
+    return markers.evaluate([parsed], sel, lookup)
+
+
+# -- sizes ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("16GiB", 16 * 2**30),
+        ("16 GiB", 16 * 2**30),
+        ("512MiB", 512 * 2**20),
+        ("1.5GiB", int(1.5 * 2**30)),
+        ("16GB", 16 * 10**9),
+        ("16gib", 16 * 2**30),
+        (17179869184, 17179869184),
+        ("1024", 1024),
+    ],
+)
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["16 gigs", "GiB", "", "-1GiB", "0GiB", 0, -5, True, 3.5, None])
+def test_parse_size_rejects(bad):
+    with pytest.raises(ValueError, match="bad size"):
+        parse_size(bad)
+
+
+# -- versions ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "version, spec, ok",
+    [
+        ("2.6.0+rocm6.2.4", ">=2.6,<2.7", True),
+        ("2.5.1+rocm6.2", ">=2.6", False),
+        # nightlies and pre-releases count as their release
+        ("2.7.0.dev20250306+rocm6.3", ">=2.7", True),
+        ("2.7.0.dev20250306+rocm6.3", "<2.7", False),
+        ("2.7.0.dev20250306+rocm6.3", "==2.7.*", True),
+        ("2.10.0a0+rocm7.10.0a20251120", ">=2.10", True),
+        ("2.6.0+rocm6.4.1.git1ded221d", "~=2.6.0", True),
+        # a specifier naming a pre-release compares the full version: nightlies can be told apart
+        ("2.7.0.dev20250306+rocm6.3", ">=2.7.0.dev20250310", False),
+        ("2.7.0.dev20250312+rocm6.3", ">=2.7.0.dev20250310", True),
+        # ROCm versions as torch and HIP report them
+        ("6.0.3", ">=6.1", False),
+        ("6.2.4", ">=6.1,<6.3", True),
+        ("6.2.41134-65d174c3e", ">=6.2", True),
+        ("7.10.0a20251120", ">=7.10", True),
+        ("garbage", ">=1", False),
+    ],
+)
+def test_satisfies(version, spec, ok):
+    assert satisfies(SpecifierSet(spec), version) is ok
+
+
+# -- validation -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, args, kwargs, fragment",
+    [
+        ("gfx", (), {}, "needs at least one architecture pattern"),
+        ("gfx", ("gfx11OO",), {}, "'gfx11OO'"),
+        ("gfx", ("rdna9",), {}, "rdna9"),
+        ("gfx", ("gfx1100",), {"reason": "x"}, "wrong arguments"),
+        ("gfx", (1100,), {}, "must be a string"),
+        ("gpus", (), {}, "wrong arguments"),
+        ("gpus", (0,), {}, "bad GPU count 0"),
+        ("gpus", ("2",), {}, "bad GPU count '2'"),
+        ("gpus", (1, 2), {}, "signature is gpus(n)"),
+        ("gpu", (1,), {}, "wrong arguments"),
+        ("skip_gfx", ("gfx1100",), {"reason": 3}, "reason must be a string"),
+        ("xfail_gfx", ("gfx1100",), {"strict": "yes"}, "strict must be True or False"),
+        ("rocm_version", ("6.1",), {}, "did you mean '>=6.1'"),
+        ("torch_version", (">=two",), {}, "bad version specifier '>=two'"),
+        ("torch_version", (2.6,), {}, "bad version specifier 2.6"),
+        ("min_vram", ("lots",), {}, "bad size 'lots'"),
+        ("requires", ("bits and bytes",), {}, "bad requirement 'bits and bytes'"),
+        ("feature", ("",), {}, "bad feature name"),
+    ],
+)
+def test_bad_marker_arguments_name_the_value(name, args, kwargs, fragment):
+    with pytest.raises(MarkerError) as info:
+        parse_mark(name, args, kwargs)
+    message = str(info.value)
+    assert fragment in message
+    assert message.startswith(f"{name}(")  # names the marker as written
+
+
+def test_signatures_are_registered_as_designed():
+    sigs = {name: spec.signature for name, spec in markers.SPECS.items()}
+    assert sigs["gpu"] == "gpu"
+    assert sigs["gpus"] == "gpus(n)"
+    assert sigs["gfx"] == "gfx(*patterns)"
+    assert sigs["skip_gfx"] == "skip_gfx(*patterns, reason=None)"
+    assert sigs["xfail_gfx"] == "xfail_gfx(*patterns, reason=None, strict=False)"
+    assert sigs["min_vram"] == "min_vram(size)"
+    assert sigs["requires"] == "requires(spec)"
+
+
+# -- evaluation: reasons name the observed fact ------------------------------------------------
+def test_gfx_reason_names_need_and_device():
+    d = decide("rx7900xtx_rocm6", "gfx", "gfx942")
+    assert d.skip == "needs gfx942 (cdna3), device 0 is gfx1100 (rdna3)"
+    assert decide("rx7900xtx_rocm6", "gfx", "gfx942", "rdna3").skip is None
+
+
+def test_gfx_reason_shows_silicon_under_override():
+    d = decide("rx6700xt_override", "gfx", "gfx1031")
+    assert d.skip == (
+        "needs gfx1031 (rdna2), device 0 is gfx1030 (rdna2) "
+        "(silicon gfx1031 through HSA_OVERRIDE_GFX_VERSION=10.3.0)"
+    )
+
+
+def test_gfx_matches_features_of_the_reported_arch():
+    assert decide("mi300x_8", "gfx", "gfx942:xnack-").skip is None
+    assert decide("mi300x_8", "gfx", "gfx942:xnack+").skip is not None
+
+
+def test_version_reasons():
+    assert decide("rx6800xt_igpu", "rocm_version", ">=6.2.1").skip == "needs ROCm >=6.2.1, this is 6.2"
+    assert decide("rx6800xt_igpu", "torch_version", ">=2.6").skip == "needs torch >=2.6, this is 2.5.1+rocm6.2"
+    assert decide("nvidia_cuda", "rocm_version", ">=6").skip == (
+        "needs ROCm >=6, torch 2.6.0+cu124 has no ROCm runtime (backend cuda)"
+    )
+
+
+def test_version_of_a_nightly_environment():
+    nightly = env("rx7900xtx_rocm6")
+    nightly.torch = "2.7.0.dev20250306+rocm6.3"
+    nightly.rocm = "6.3"
+    sel = select(nightly, Settings())
+    lookup = markers.library_lookup(None, lambda d: None)
+    run = markers.evaluate([parse_mark("torch_version", (">=2.7",), {})], sel, lookup)
+    assert run.skip is None
+    skip = markers.evaluate([parse_mark("torch_version", ("<2.7",), {})], sel, lookup)
+    assert skip.skip == "needs torch <2.7, this is 2.7.0.dev20250306+rocm6.3"
+
+
+def test_min_vram_reasons():
+    assert decide("rx6700xt_override", "min_vram", "16GiB").skip == (
+        "needs 16.0 GiB of GPU memory, device 0 has 12.0 GiB"
+    )
+    assert decide("mi300x_8", "min_vram", "16GiB").skip is None
+    assert decide("cpu_only", "min_vram", 1).skip.startswith("needs 1 B of GPU memory, torch 2.6.0+cpu is a CPU build")
+
+
+def test_gpus_count_and_gfx_filter():
+    assert decide("mi300x_8", "gpus", 8).skip is None
+    assert decide("mi210_4", "gpus", 8).skip == "needs 8 GPUs, found 4"
+    two = Settings(gfx=("gfx1030",), gfx_source="--rocm-gfx")
+    # the iGPU is a device, but not one of the architectures under test
+    assert decide("rx6800xt_igpu", "gpus", 2, settings=two).skip == "needs 2 GPUs, found 1 matching gfx1030"
+    assert decide("rx6800xt_igpu", "gpus", 2).skip is None
+
+
+def test_forced_cpu_skips_device_markers_and_keeps_versions():
+    cpu = Settings(device="cpu", device_source="--rocm-device")
+    assert decide("mi300x_8", "gpu", settings=cpu).skip == (
+        "needs a GPU, the device under test is the CPU (--rocm-device=cpu)"
+    )
+    assert decide("mi300x_8", "rocm", settings=cpu).skip.startswith("needs the ROCm backend, the device under test is the CPU")
+    assert decide("mi300x_8", "gfx", "gfx942", settings=cpu).skip.startswith("needs gfx942 (cdna3), the device under test")
+    assert decide("mi300x_8", "rocm_version", ">=6.2", settings=cpu).skip is None
+
+
+def test_rocm_marker_on_other_backends():
+    assert decide("nvidia_cuda", "rocm").skip == "needs the ROCm backend, this is cuda (torch 2.6.0+cu124)"
+    assert decide("rx7900xtx_rocm6", "rocm").skip is None
+
+
+def test_skip_and_xfail_gfx():
+    skip = decide("rx6800xt_igpu", "skip_gfx", "rdna2", reason="MIOpen bug")
+    assert skip.skip == "MIOpen bug (rdna2 matches: device 0 is gfx1030 (rdna2))"
+    assert decide("mi300x_8", "skip_gfx", "rdna2").skip is None
+    xfail = decide("mi300x_8", "xfail_gfx", "gfx942", reason="wrong numbers", strict=True)
+    assert xfail.skip is None and xfail.xfail == ("wrong numbers (gfx942 matches: device 0 is gfx942 (cdna3))", True)
+    assert decide("rx7900xtx_rocm6", "xfail_gfx", "gfx942").xfail is None
+    # no device: nothing matches, the test runs (and its device fixture decides)
+    assert decide("cpu_only", "skip_gfx", "gfx1100").skip is None
+
+
+def test_requires_absent_is_not_installed_and_wrong_version_names_both():
+    from pytest_rocm.report.outcomes import is_not_installed
+
+    absent = decide("cpu_only", "requires", "bitsandbytes>=0.43")
+    assert is_not_installed(absent.skip)
+    assert absent.skip == "not installed: bitsandbytes (needs bitsandbytes>=0.43)"
+    old = decide("cpu_only", "requires", "bitsandbytes>=0.43", installed=lambda d: "0.42.0")
+    assert old.skip == "needs bitsandbytes>=0.43, this is bitsandbytes 0.42.0"
+    assert decide("cpu_only", "requires", "bitsandbytes>=0.43", installed=lambda d: "0.45.0.dev0").skip is None
+    # a requirement whose environment marker excludes this platform does not apply
+    assert decide("cpu_only", "requires", "foo>=1; python_version < '3'").skip is None
+
+
+def test_requires_follows_a_recorded_environment():
+    recorded = {"flash_attn": "2.7.3", "bitsandbytes": None}
+    lookup = markers.library_lookup(recorded, lambda dist: "9.9")
+    assert lookup("flash-attn") == "2.7.3"  # names compare canonicalised
+    assert lookup("bitsandbytes") is None  # recorded as absent there
+    assert lookup("numpy") == "9.9"  # not recorded: this machine
+
+
+def test_first_skip_wins_and_xfail_kept():
+    sel = select(env("mi300x_8"), Settings())
+    lookup = markers.library_lookup(None, lambda d: None)
+    parsed = [parse_mark("xfail_gfx", ("cdna3",), {}), parse_mark("min_vram", ("1TiB",), {})]
+    decision = markers.evaluate(parsed, sel, lookup)
+    assert decision.skip == "needs 1024.0 GiB of GPU memory, device 0 has 192.0 GiB"
+    parsed = [parse_mark("xfail_gfx", ("cdna3",), {}), parse_mark("gpu", (), {})]
+    assert markers.evaluate(parsed, sel, lookup).xfail is not None

@@ -1,0 +1,246 @@
+"""Every marker, run through pytest, against recorded environments of real machines.
+
+One test file carries one test per marker use; each recorded environment (tests/data/envs, made
+by detection over fake trees built from real samples) must give the outcomes in the table below.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ENVS = Path(__file__).parents[1] / "data" / "envs"
+
+
+@pytest.fixture(autouse=True)
+def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs load just pytest-rocm: faster, and independent of what else is installed."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
+
+SUITE = '''
+import pytest
+
+@pytest.mark.gpu
+def test_gpu(): pass
+
+@pytest.mark.gpus(2)
+def test_gpus2(): pass
+
+@pytest.mark.gpus(8)
+def test_gpus8(): pass
+
+@pytest.mark.rocm
+def test_rocm(): pass
+
+@pytest.mark.gfx("gfx1100")
+def test_gfx_exact(): pass
+
+@pytest.mark.gfx("gfx10*")
+def test_gfx_glob(): pass
+
+@pytest.mark.gfx("cdna3")
+def test_gfx_family(): pass
+
+@pytest.mark.skip_gfx("rdna2", reason="broken on rdna2")
+def test_skip_gfx(): pass
+
+@pytest.mark.xfail_gfx("gfx942", reason="wrong numbers on cdna3")
+def test_xfail_gfx(): assert False
+
+@pytest.mark.rocm_version(">=6.2.1")
+def test_rocm_version(): pass
+
+@pytest.mark.torch_version(">=2.6")
+def test_torch_version(): pass
+
+@pytest.mark.min_vram("20GiB")
+def test_min_vram(): pass
+
+@pytest.mark.requires("pytest>=7")
+def test_requires_ok(): pass
+
+@pytest.mark.requires("pytest>=999")
+def test_requires_old(): pass
+
+@pytest.mark.requires("surely-not-installed-dist>=1")
+def test_requires_absent(): pass
+
+@pytest.mark.feature("operators/example")
+def test_feature(): pass
+
+@pytest.mark.gfx("rdna3")
+class TestClassMarker:
+    @pytest.mark.min_vram("16GiB")
+    def test_both(self): pass
+'''
+
+P, S, X, F = "passed", "skipped", "xfailed", "failed"
+COLUMNS = ("rx7900xtx_rocm6", "rx6800xt_igpu", "rx6700xt_override", "mi300x_8", "nvidia_cuda", "cpu_only")
+EXPECTED = {
+    #                    7900xtx 6800xt 6700xt mi300x cuda  cpu
+    "test_gpu":           (P,     P,     P,     P,     P,    S),
+    "test_gpus2":         (S,     P,     S,     P,     S,    S),
+    "test_gpus8":         (S,     S,     S,     P,     S,    S),
+    "test_rocm":          (P,     P,     P,     P,     S,    S),
+    "test_gfx_exact":     (P,     S,     S,     S,     S,    S),
+    "test_gfx_glob":      (S,     P,     P,     S,     S,    S),
+    "test_gfx_family":    (S,     S,     S,     P,     S,    S),
+    "test_skip_gfx":      (P,     S,     S,     P,     P,    P),
+    "test_xfail_gfx":     (F,     F,     F,     X,     F,    F),
+    "test_rocm_version":  (P,     S,     S,     P,     S,    S),
+    "test_torch_version": (P,     S,     S,     P,     P,    P),
+    "test_min_vram":      (P,     S,     S,     P,     P,    S),
+    "test_requires_ok":   (P,     P,     P,     P,     P,    P),
+    "test_requires_old":  (S,     S,     S,     S,     S,    S),
+    "test_requires_absent": (S,   S,     S,     S,     S,    S),
+    "test_feature":       (P,     P,     P,     P,     P,    P),
+    "test_both":          (P,     S,     S,     S,     S,    S),
+}
+
+
+def outcomes(rec: pytest.HookRecorder) -> dict[str, tuple[str, str]]:
+    """test name -> (outcome, skip/xfail reason)."""
+    out: dict[str, tuple[str, str]] = {}
+    for rep in rec.getreports("pytest_runtest_logreport"):
+        name = rep.nodeid.split("::")[-1]
+        if hasattr(rep, "wasxfail"):
+            out[name] = (X if rep.skipped else "xpassed", rep.wasxfail)
+        elif rep.skipped:
+            reason = str(rep.longrepr[2]) if isinstance(rep.longrepr, tuple) else ""
+            out[name] = (S, reason.removeprefix("Skipped: "))
+        elif rep.failed:
+            out[name] = (F, "")
+        elif rep.when == "call" and name not in out:
+            out[name] = (P, "")
+    return out
+
+
+@pytest.mark.parametrize("column", range(len(COLUMNS)), ids=COLUMNS)
+def test_every_marker_against_recorded_environments(pytester: pytest.Pytester, column: int) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    rec = pytester.inline_run(f"--rocm-env={ENVS / COLUMNS[column]}.json", "--strict-markers", "-p", "no:cacheprovider")
+    got = {name: outcome for name, (outcome, _) in outcomes(rec).items()}
+    want = {name: row[column] for name, row in EXPECTED.items()}
+    assert got == want
+
+
+def test_skip_reasons_through_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest(f"--rocm-env={ENVS}/rx6800xt_igpu.json", "-rsx", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines_random([
+        "SKIPPED [[]1[]] test_suite.py:*: needs 8 GPUs, found 2",
+        "SKIPPED [[]1[]] test_suite.py:*: needs gfx1100 (rdna3), device 0 is gfx1030 (rdna2)",
+        "SKIPPED [[]1[]] test_suite.py:*: broken on rdna2 (rdna2 matches: device 0 is gfx1030 (rdna2))",
+        "SKIPPED [[]1[]] test_suite.py:*: needs ROCm >=6.2.1, this is 6.2",
+        "SKIPPED [[]1[]] test_suite.py:*: needs 20.0 GiB of GPU memory, device 0 has 16.0 GiB",
+        "SKIPPED [[]1[]] test_suite.py:*: needs pytest>=999, this is pytest *",
+        "SKIPPED [[]1[]] test_suite.py:*: not installed: surely-not-installed-dist (needs surely-not-installed-dist>=1)",
+    ])
+
+
+def test_xfail_gfx_strict_turns_xpass_into_failure(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile('''
+        import pytest
+        @pytest.mark.xfail_gfx("cdna3", reason="flaky", strict=True)
+        def test_passes_anyway(): pass
+        @pytest.mark.xfail_gfx("cdna3", reason="flaky")
+        def test_passes_lax(): pass
+    ''')
+    rec = pytester.inline_run(f"--rocm-env={ENVS}/mi300x_8.json", "-o", "xfail_strict=false")
+    got = outcomes(rec)
+    assert got["test_passes_anyway"][0] == F
+    assert got["test_passes_lax"][0] == "xpassed"
+
+
+def test_rocm_gfx_picks_the_igpu_among_devices(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    rec = pytester.inline_run(f"--rocm-env={ENVS}/rx6800xt_igpu.json", "--rocm-gfx=gfx1036")
+    got = outcomes(rec)
+    assert got["test_gfx_glob"][0] == P  # gfx1036 matches gfx10*
+    assert got["test_skip_gfx"][1] == "broken on rdna2 (rdna2 matches: device 1 is gfx1036 (rdna2))"
+    assert got["test_min_vram"][1] == "needs 20.0 GiB of GPU memory, device 1 has 512 MiB"
+    assert got["test_gpus2"][1] == "needs 2 GPUs, found 1 matching gfx1036"
+
+
+def test_plan_decides_markers_as_if_the_device_were_here(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE + '''
+def test_uses_device(rocm_device): pass
+''')
+    rec = pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942")
+    got = outcomes(rec)
+    assert got["test_gpu"][0] == P
+    assert got["test_rocm"][0] == P
+    assert got["test_gfx_family"][0] == P
+    assert got["test_xfail_gfx"][0] == X
+    assert got["test_gfx_exact"][1] == "needs gfx1100 (rdna3), the plan is for gfx942 (cdna3)"
+    assert got["test_gpus2"][1] == "needs 2 GPUs, the plan has 1"
+    assert got["test_rocm_version"][1].startswith("needs ROCm >=6.2.1, the plan for gfx942 knows no ROCm version")
+    assert got["test_min_vram"][1] == "needs 20.0 GiB of GPU memory, the plan is for gfx942 (cdna3) with unknown memory"
+    assert got["test_uses_device"] == (S, "plan for gfx942: no device here, tests that use the device do not run")
+
+
+def test_forced_cpu_runs_the_rest(pytester: pytest.Pytester) -> None:
+    # the device fixture under --rocm-device=cpu (which imports torch) is covered in test_plugin.py
+    pytester.makepyfile(test_suite=SUITE)
+    rec = pytester.inline_run(f"--rocm-env={ENVS}/mi300x_8.json", "--rocm-device=cpu")
+    got = outcomes(rec)
+    assert got["test_gpu"] == (S, "needs a GPU, the device under test is the CPU (--rocm-device=cpu)")
+    assert got["test_torch_version"][0] == P
+    assert got["test_xfail_gfx"][0] == F  # no device architecture: the expectation does not apply
+
+
+def test_markers_added_after_collection_are_still_validated(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest('''
+        import pytest
+        def pytest_collection_modifyitems(items):
+            for item in items:
+                item.add_marker(pytest.mark.min_vram("a lot"))
+    ''')
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*test_x*min_vram('a lot'): bad size 'a lot'*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+BAD_MARKERS = {
+    "test_bad_gfx": ('gfx("gfx11OO")', "gfx('gfx11OO')"),
+    "test_bad_family": ('gfx("rdna9")', "rdna9"),
+    "test_bad_skip": ('skip_gfx("navi")', "navi"),
+    "test_bad_rocm": ('rocm_version("6.1")', "bad version specifier '6.1'"),
+    "test_bad_torch": ('torch_version(">>2")', "bad version specifier '>>2'"),
+    "test_bad_vram": ('min_vram("16 gigs")', "bad size '16 gigs'"),
+    "test_bad_count": ("gpus(1, 2)", "wrong arguments"),
+    "test_bad_req": ('requires("foo >== 1")', "bad requirement"),
+}
+
+
+def test_bad_marker_is_a_collection_error_naming_test_and_value(pytester: pytest.Pytester) -> None:
+    for module, (marker, _) in BAD_MARKERS.items():
+        pytester.makepyfile(**{module: f'''
+            import pytest
+            def test_fine(): pass
+            @pytest.mark.{marker}
+            def test_marked(): pass
+        '''})
+    pytester.makepyfile(test_good="def test_good(): pass")
+    result = pytester.runpytest(f"--rocm-env={ENVS}/cpu_only.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    for module, (_, fragment) in BAD_MARKERS.items():
+        result.stdout.fnmatch_lines([f"*ERROR collecting {module}.py*", f"*{module}.py::test_marked: *{fragment}*"])
+    assert f"{len(BAD_MARKERS)} errors" in out
+
+
+def test_strict_markers_runs_clean_and_markers_are_listed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("--strict-markers", f"--rocm-env={ENVS}/mi300x_8.json")
+    assert result.ret == pytest.ExitCode.OK
+    listed = pytester.runpytest("--markers").stdout.str()
+    for sig in ("gpu:", "gpus(n):", "rocm:", "gfx(*patterns):", "skip_gfx(*patterns, reason=None):",
+                "xfail_gfx(*patterns, reason=None, strict=False):", "rocm_version(spec):",
+                "torch_version(spec):", "min_vram(size):", "requires(spec):", "feature(name):"):
+        assert f"@pytest.mark.{sig}" in listed

@@ -1,0 +1,166 @@
+"""Options: precedence (CLI > environment variable > ini > default), publication to config.option,
+and bad input as one usage-error line naming where the value came from."""
+
+from __future__ import annotations
+
+import json
+
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm.plugin.options import OPTIONS, parse_bool, parse_device, parse_gfx
+
+ENVS = Path(__file__).parents[1] / "data" / "envs"
+IGPU = f"--rocm-env={ENVS}/rx6800xt_igpu.json"
+
+SHOW = '''
+def test_show(pytestconfig):
+    o = pytestconfig.option
+    print(f"GFX={o.rocm_gfx} DEVICE={o.rocm_device} REPORT={o.rocm_report} LABEL={o.rocm_label} REQ={o.rocm_require_gpu}")
+'''
+
+
+@pytest.fixture(autouse=True)
+def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs load just pytest-rocm, with none of our variables inherited."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
+    for spec in OPTIONS:
+        monkeypatch.delenv(spec.env, raising=False)
+    monkeypatch.delenv("PYTEST_ROCM_SYSROOT", raising=False)
+
+
+def test_parsers() -> None:
+    assert parse_gfx("gfx1100, rdna3,gfx11*") == ("gfx1100", "rdna3", "gfx11*")
+    assert parse_device("cpu") == "cpu" and parse_device("CUDA:3") == 3 and parse_device("cuda") == 0
+    assert parse_bool("Yes") is True and parse_bool("0") is False
+    for bad in ("tpu", "cuda:x", "cuda:-1", "hip:0"):
+        with pytest.raises(ValueError, match="expected cpu, cuda or cuda:N"):
+            parse_device(bad)
+    with pytest.raises(ValueError, match="no architecture given"):
+        parse_gfx(" , ")
+
+
+@pytest.mark.parametrize(
+    "cli, env, ini, device",
+    [
+        (None, None, "gfx1036", "1:gfx1036"),
+        (None, "gfx1030", "gfx1036", "0:gfx1030"),
+        ("gfx1036", "gfx1030", "gfx1030", "1:gfx1036"),
+        (None, None, None, "0:gfx1030"),
+    ],
+    ids=["ini", "env-over-ini", "cli-over-env", "default"],
+)
+def test_precedence_cli_env_ini_default(pytester, monkeypatch, cli, env, ini, device) -> None:
+    if ini:
+        pytester.makeini(f"[pytest]\nrocm_gfx = {ini}\n")
+    if env:
+        monkeypatch.setenv("PYTEST_ROCM_GFX", env)
+    pytester.makepyfile(SHOW)
+    args = [IGPU, "-s"] + ([f"--rocm-gfx={cli}"] if cli else [])
+    result = pytester.runpytest(*args)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"rocm: * device={device} *", f"*GFX={cli or env or ini} *"])
+
+
+def test_report_and_label_are_published_for_other_plugins(pytester, monkeypatch) -> None:
+    """The report plugin reads config.getoption("rocm_report"): ini and variables must reach it."""
+    pytester.makeini("[pytest]\nrocm_report = from-ini.json\nrocm_label = ini-label\nrocm_require_gpu = yes\n")
+    monkeypatch.setenv("PYTEST_ROCM_LABEL", "env-label")
+    pytester.makepyfile(SHOW)
+    result = pytester.runpytest(IGPU, "-s")
+    result.stdout.fnmatch_lines(["*REPORT=from-ini.json LABEL=env-label REQ=True"])
+    result = pytester.runpytest(IGPU, "-s", "--rocm-report=cli.json", "--rocm-label=cli")
+    result.stdout.fnmatch_lines(["*REPORT=cli.json LABEL=cli REQ=True"])
+
+
+def test_device_option_is_normalised(pytester) -> None:
+    pytester.makepyfile(SHOW)
+    result = pytester.runpytest(IGPU, "-s", "--rocm-device=cuda")
+    result.stdout.fnmatch_lines(["*DEVICE=cuda:0 *"])
+
+
+@pytest.mark.parametrize("where", ["cli", "env", "ini"])
+def test_bad_value_names_its_source(pytester, monkeypatch, where) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    args = []
+    if where == "cli":
+        args.append("--rocm-gfx=gfx11OO")
+        source = "--rocm-gfx='gfx11OO'"
+    elif where == "env":
+        monkeypatch.setenv("PYTEST_ROCM_GFX", "gfx11OO")
+        source = "PYTEST_ROCM_GFX='gfx11OO'"
+    else:
+        pytester.makeini("[pytest]\nrocm_gfx = gfx11OO\n")
+        source = "rocm_gfx in tox.ini='gfx11OO'"
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and errors[0].startswith(f"ERROR: {source}: ")
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+CORRUPT = "{not json"
+
+
+@pytest.mark.parametrize(
+    "args, variables, message",
+    [
+        (["--rocm-gfx=gfx11OO"], {}, "--rocm-gfx='gfx11OO': bad architecture pattern"),
+        (["--rocm-gfx=rdna9"], {}, "--rocm-gfx='rdna9': bad architecture pattern 'rdna9'"),
+        (["--rocm-gfx=gfx1199"], {}, "unknown gfx 'gfx1199'"),
+        (["--rocm-env=missing.json"], {}, "--rocm-env: missing.json: no such file"),
+        (["--rocm-env=corrupt.json"], {}, "--rocm-env: corrupt.json: not valid JSON (line 1, column 2"),
+        (["--rocm-env=other.json"], {}, "--rocm-env: other.json: schema is 'something/else'"),
+        (["--rocm-env=wrong_type.json"], {},
+         "--rocm-env: wrong_type.json: devices[0]: field 'total_memory' is 'lots', expected int | None"),
+        ([], {"PYTEST_ROCM_ENV": "missing.json"}, "PYTEST_ROCM_ENV: missing.json: no such file"),
+        ([IGPU, "--rocm-device=cuda:5"], {},
+         "--rocm-device=cuda:5: no such device; found 0:gfx1030 (AMD Radeon RX 6800 XT), 1:gfx1036"),
+        (["--rocm-device=tpu"], {}, "--rocm-device='tpu': expected cpu, cuda or cuda:N"),
+        ([IGPU, "--rocm-gfx=gfx942"], {}, "--rocm-gfx=gfx942: no device matches; found 0:gfx1030"),
+        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=rdna3"], {},
+         "plan needs one architecture: rdna3 could be gfx1100, gfx1101, gfx1102, gfx1103"),
+        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu"], {},
+         "--rocm-require-gpu: no GPU to test on: torch 2.6.0+cpu is a CPU build"),
+        ([f"--rocm-env={ENVS}/cuda_wheel_on_amd.json"], {"PYTEST_ROCM_REQUIRE_GPU": "1"},
+         "PYTEST_ROCM_REQUIRE_GPU: no GPU to test on: torch 2.12.0+cu130 is a CUDA build and cannot use AMD GPUs"),
+        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu", "--rocm-gfx=gfx942"], {},
+         "--rocm-require-gpu: no GPU here; --rocm-gfx=gfx942 only plans for gfx942"),
+        (["--rocm-require-gpu", "--rocm-device=cpu"], {}, "--rocm-require-gpu contradicts --rocm-device=cpu"),
+        ([], {"PYTEST_ROCM_REQUIRE_GPU": "maybe"}, "PYTEST_ROCM_REQUIRE_GPU='maybe': expected 1/0"),
+        ([], {"PYTEST_ROCM_SYSROOT": "/no/such/root"}, "PYTEST_ROCM_SYSROOT=/no/such/root: no such directory"),
+    ],
+)
+def test_bad_input_is_one_usage_error_line(pytester, monkeypatch, args, variables, message) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    pytester.path.joinpath("corrupt.json").write_text(CORRUPT)
+    pytester.path.joinpath("other.json").write_text('{"schema": "something/else"}')
+    recorded = json.loads((ENVS / "mi300x_8.json").read_text())
+    recorded["devices"][0]["total_memory"] = "lots"  # the markers would compare it with a size
+    pytester.path.joinpath("wrong_type.json").write_text(json.dumps(recorded))
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1, result.stderr.lines
+    assert message in errors[0]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_require_gpu_passes_with_a_device(pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json", "--rocm-require-gpu")
+    assert result.ret == 0
+
+
+def test_help_lists_options_variables_and_ini(pytester) -> None:
+    result = pytester.runpytest("--help")
+    out = result.stdout.str()
+    for spec in OPTIONS:
+        assert spec.flag in out and spec.env in out
+    for ini in ("rocm_gfx", "rocm_device", "rocm_require_gpu", "rocm_report", "rocm_label"):
+        assert f"{ini} (string)" in out
+    assert "rocm_env (string)" not in out  # a recorded environment in an ini file would fool every run

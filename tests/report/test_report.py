@@ -1,0 +1,197 @@
+"""Unit tests of pytest_rocm.report.records and report_load: feature names, outcome mapping, records, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm.report import records as report
+
+from pytest_rocm.report import load as report_load
+from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.report.load import ReportError
+
+DATA = Path(__file__).parents[1] / "data" / "report"
+
+
+# -- feature names ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("nodeid", "feature", "suite"),
+    [
+        ("suites/operators/test_gemm.py::test_matmul[bfloat16]", "operators/matmul[bfloat16]", "operators"),
+        ("operators/test_gemm.py::test_matmul[float16-64x64]", "operators/matmul[float16-64x64]", "operators"),
+        ("pytest_rocm/_suites/libraries/test_triton.py::test_vector_add", "libraries/vector_add", "libraries"),
+        ("suites/models/test_tiny.py::TestLlama::test_generate[bf16]", "models/Llama.generate[bf16]", "models"),
+        ("tests/test_x.py::test_thing", "tests/thing", "tests"),
+        ("test_x.py::test_thing", "x/thing", "x"),
+        # brackets inside parameters must not be mistaken for the end of the name
+        ("suites/operators/test_a.py::test_op[shape[2]]", "operators/op[shape[2]]", "operators"),
+    ],
+)
+def test_feature_and_suite_from_nodeid(nodeid: str, feature: str, suite: str) -> None:
+    assert report.feature_of(nodeid) == feature
+    assert report.suite_of(nodeid) == suite
+
+
+def test_feature_marker_wins() -> None:
+    assert report.feature_of("suites/operators/test_a.py::test_b", "sdpa/flash") == "sdpa/flash"
+
+
+# -- outcome mapping from real TestReport objects ------------------------------------------------
+def phase(when: str, outcome: str, longrepr: object = None, **extra: object) -> pytest.TestReport:
+    rep = pytest.TestReport("a.py::t", ("a.py", 1, "t"), {}, outcome, longrepr, when, duration=0.5)  # type: ignore[arg-type]
+    for key, value in extra.items():
+        setattr(rep, key, value)
+    return rep
+
+
+OK_SETUP, OK_TEARDOWN = phase("setup", "passed"), phase("teardown", "passed")
+
+
+@pytest.mark.parametrize(
+    ("phases", "expected"),
+    [
+        ([OK_SETUP, phase("call", "passed"), OK_TEARDOWN], ("passed", None)),
+        ([OK_SETUP, phase("call", "failed", "E  assert 1 == 2"), OK_TEARDOWN], ("failed", "E  assert 1 == 2")),
+        ([phase("setup", "failed", "RuntimeError: boom"), OK_TEARDOWN], ("error", "RuntimeError: boom")),
+        ([OK_SETUP, phase("call", "passed"), phase("teardown", "failed", "OSError: x")], ("error", "OSError: x")),
+        ([phase("setup", "skipped", ("a.py", 1, "Skipped: no gpu")), OK_TEARDOWN], ("skipped", "no gpu")),
+        (
+            [phase("setup", "skipped", ("a.py", 1, "Skipped: not installed: flash_attn (needs >=2)")), OK_TEARDOWN],
+            ("not-installed", "not installed: flash_attn (needs >=2)"),
+        ),
+        ([OK_SETUP, phase("call", "skipped", ("a.py", 1, ""), wasxfail="gfx1100 bug"), OK_TEARDOWN], ("xfailed", "gfx1100 bug")),
+        ([OK_SETUP, phase("call", "passed", wasxfail="known"), OK_TEARDOWN], ("xpassed", "known")),
+        ([OK_SETUP, phase("call", "failed", "[XPASS(strict)] known"), OK_TEARDOWN], ("xpassed", "[XPASS(strict)] known")),
+        (
+            [OK_SETUP, phase("call", "failed", "E   Failed: Timeout (>2.0s) from pytest-timeout."), OK_TEARDOWN],
+            ("timeout", "Timeout (>2.0s) from pytest-timeout"),
+        ),
+        (
+            [OK_SETUP, phase("???", "failed", "worker 'gw0' crashed while running 'a.py::t'")],
+            ("crashed", "worker 'gw0' crashed while running 'a.py::t'"),
+        ),
+        ([OK_SETUP], ("error", "test did not run to completion")),
+    ],
+)
+def test_outcome_of(phases: list[pytest.TestReport], expected: tuple[str, str | None]) -> None:
+    assert report.outcome_of(phases) == expected
+
+
+def test_dead_worker_after_the_timeout_is_a_timeout_before_it_a_crash() -> None:
+    crash = [phase("???", "failed", "worker 'gw1' crashed while running 'a.py::t'")]
+    assert report.outcome_of(crash, elapsed=2.1, timeout=2.0)[0] == "timeout"
+    assert report.outcome_of(crash, elapsed=0.2, timeout=2.0)[0] == "crashed"
+    assert report.outcome_of(crash, elapsed=2.1, timeout=None)[0] == "crashed"
+
+
+def test_a_tests_own_timeout_marker_decides_for_a_dead_worker() -> None:
+    # the setup report brought the marker's 2 s before the call hung; the session's timeout is 900 s
+    setup = phase("setup", "passed", user_properties=[["rocm_timeout", 2.0]])
+    crash = phase("???", "failed", "worker 'gw1' crashed while running 'a.py::t'")
+    assert report.build_record("a.py::t", [setup, crash], elapsed=2.1, timeout=900.0)["outcome"] == "timeout"
+    assert report.build_record("a.py::t", [setup, crash], elapsed=0.3, timeout=900.0)["outcome"] == "crashed"
+    assert report.build_record("a.py::t", [OK_SETUP, crash], elapsed=2.1, timeout=900.0)["outcome"] == "crashed"
+
+
+def test_record_flattens_parity_merges_info_and_reads_serialized_properties() -> None:
+    # under xdist user_properties arrive as lists, not tuples, and each phase carries its own copy
+    call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], ["rocm_info", {"lib": "1"}]]
+    teardown_props = [*call_props, ["rocm_parity", [{"dtype": "bfloat16", "normwise": float("inf")}]],
+                      ["rocm_info", {"sdpa": "math"}], ["rocm_feature", "attention/sdpa"]]
+    phases = [OK_SETUP, phase("call", "passed", user_properties=call_props),
+              phase("teardown", "passed", user_properties=teardown_props)]
+    record = report.build_record("suites/operators/test_a.py::test_b", phases)
+    assert record["feature"] == "attention/sdpa"
+    assert record["suite"] == "operators"
+    assert [p["dtype"] for p in record["parity"]] == ["float16", "bfloat16"]
+    assert record["parity"][1]["normwise"] == "inf"  # strict JSON
+    assert record["info"] == {"lib": "1", "sdpa": "math"}
+    assert record["duration"] == pytest.approx(1.5)
+    json.dumps(record, allow_nan=False)
+
+
+def test_metric_prefers_normwise_and_reads_non_finite_strings() -> None:
+    assert report_load.metric({"normwise": 2e-3, "max_rel": 5.0}) == 2e-3
+    assert report_load.metric({"normwise": None, "max_rel": 5.0}) == 5.0
+    assert report_load.metric({"normwise": "inf"}) == float("inf")
+    assert report_load.metric({"dtype": "float16"}) is None
+
+
+# -- labels ----------------------------------------------------------------------------------------
+def test_default_label() -> None:
+    gpu = Device(index=0, name="AMD Radeon RX 7900 XTX", arch="gfx1100", gfx="gfx1100")
+    env = Environment(backend="rocm", torch="2.6.0+rocm6.2.4", rocm="6.2.4", devices=[gpu])
+    assert report.default_label(env) == "rocm torch2.6.0 rocm6.2.4 gfx1100"
+    assert report.default_label(env, "cpu") == "cpu torch2.6.0"
+    assert report.default_label(Environment(torch="2.13.0+cpu")) == "cpu torch2.13.0"
+    env.devices.append(Device(index=1, name="iGPU", arch="gfx1036", gfx="gfx1036"))
+    assert report.default_label(env, "cuda:1").endswith("gfx1036")
+    assert report.slug("rocm torch2.6.0 rocm6.2.4 gfx1100") == "rocm-torch2.6.0-rocm6.2.4-gfx1100"
+
+
+# -- files ----------------------------------------------------------------------------------------
+def test_sidecar_round_trip_drops_a_cut_off_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = report.Sidecar(path, {"label": "L", "environment": {"backend": "cpu"}})
+    for outcome in ("passed", "failed"):
+        sidecar.append({"nodeid": f"a.py::{outcome}", "feature": f"a/{outcome}", "outcome": outcome})
+    sidecar.close()
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"nodeid": "a.py::half", "feat')  # the kill hit mid-write
+    loaded = report_load.load_report(path)
+    assert [r["outcome"] for r in loaded["results"]] == ["passed", "failed"]
+    assert loaded["interrupted"] is True and loaded["dropped_partial_line"] is True
+    assert loaded["summary"]["total"] == 2 and loaded["summary"]["failed"] == 1
+
+
+def test_final_report_validates(tmp_path: Path) -> None:
+    doc = report.assemble("L", {}, [{"nodeid": "a::b", "feature": "a/b", "outcome": "passed"}])
+    report.write_json(tmp_path / "r.json", doc)
+    assert report_load.load_report(tmp_path / "r.json")["summary"]["passed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.json", "missing.json: no such file"),
+        ("truncated.json", "truncated.json: truncated JSON"),
+        ("not_json.json", "not_json.json: not valid JSON (line 1, column 1"),
+        ("schema2.json", "schema2.json: schema is 'pytest-rocm/report/2', expected 'pytest-rocm/report/1'"),
+        ("environment.json", "environment.json: schema is 'pytest-rocm/environment/1'"),
+        ("bad_outcome.json", "bad_outcome.json: results[1] outcome 'exploded' is not one of"),
+        ("list.json", "list.json: expected a JSON object, got list"),
+        ("empty.json", "empty.json: empty file"),
+    ],
+)
+def test_bad_reports_give_one_line_naming_the_file(tmp_path: Path, name: str, message: str) -> None:
+    good = json.loads((DATA / "gfx1100.json").read_text())
+    contents = {
+        "truncated.json": (DATA / "gfx1100.json").read_text()[:300],
+        "not_json.json": "<html>not a report</html>",
+        "schema2.json": json.dumps({**good, "schema": "pytest-rocm/report/2"}),
+        "environment.json": (Path(__file__).parents[1] / "data" / "envs" / "cpu_only.json").read_text(),
+        "bad_outcome.json": json.dumps({**good, "results": [good["results"][0], {**good["results"][0], "outcome": "exploded"}]}),
+        "list.json": "[]",
+        "empty.json": "",
+    }
+    if name in contents:
+        (tmp_path / name).write_text(contents[name])
+    with pytest.raises(ReportError) as info:
+        report_load.load_report(tmp_path / name)
+    text = str(info.value)
+    assert message in text and "\n" not in text
+    assert text.startswith(str(tmp_path / name))
+
+
+def test_missing_report_points_at_the_sidecar_of_a_killed_run(tmp_path: Path) -> None:
+    report.Sidecar(report.sidecar_path(tmp_path / "r.json"), {"label": "L"}).close()
+    with pytest.raises(ReportError, match=r"r\.json: no such file \(an interrupted run left .*r\.json\.partial\.jsonl"):
+        report_load.load_report(tmp_path / "r.json")
+
+
+def test_same_label_twice_is_an_error() -> None:
+    with pytest.raises(ReportError, match="label 'rocm torch2.6.0 rocm6.2.4 gfx1100' is also the label of"):
+        report_load.load_reports([DATA / "gfx1100.json", DATA / "gfx1100.json"])
