@@ -19,7 +19,9 @@ def __getattr__(name: str) -> Any:
 
         return parity.assert_parity
     if name in ("ParityResult", "ParityError", "DtypeUnsupported"):
-        from pytest_rocm.parity import result as parity_result  # no torch needed for the result types
+        from pytest_rocm.parity import (
+            result as parity_result,  # no torch needed for the result types
+        )
 
         return getattr(parity_result, name)
     raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")

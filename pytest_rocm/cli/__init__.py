@@ -22,11 +22,11 @@ from pytest_rocm import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("pytest_rocm.cli.env", "detect and print this machine's environment"),
     "run": ("pytest_rocm.cli.run", "run the bundled suites here and write the report and table"),
-    "table": ("pytest_rocm.report.table", "merge reports into a compatibility table (md, csv, html)"),
-    "diff": ("pytest_rocm.report.diff", "compare two reports; exit 1 on a regression (upgrade gate)"),
-    "matrix": ("pytest_rocm.matrix", "list the ROCm/PyTorch combinations, or emit a CI job matrix"),
-    "vet": ("pytest_rocm.vet", "scan a library for CUDA-only code and judge it for ROCm"),
-    "doctor": ("pytest_rocm.doctor.render", "diagnose a broken ROCm/PyTorch setup and say how to fix it"),
+    "table": ("pytest_rocm.cli.table", "merge reports into a compatibility table (md, csv, html)"),
+    "diff": ("pytest_rocm.cli.diff", "compare two reports; exit 1 on a regression (upgrade gate)"),
+    "matrix": ("pytest_rocm.cli.matrix", "list the ROCm/PyTorch combinations, or emit a CI job matrix"),
+    "vet": ("pytest_rocm.cli.vet", "scan a library for CUDA-only code and judge it for ROCm"),
+    "doctor": ("pytest_rocm.cli.doctor", "diagnose a broken ROCm/PyTorch setup and say how to fix it"),
 }
 
 EXIT_USAGE = 2

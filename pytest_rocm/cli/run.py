@@ -17,31 +17,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest_rocm
+from pytest_rocm._resources import bundled_suites
+from pytest_rocm.env.model import Environment, has_accelerator
 from pytest_rocm.plugin import xdist as isolation
-from pytest_rocm.env.model import Environment
-from pytest_rocm.report.records import default_label, sidecar_path, slug
 from pytest_rocm.report.load import ReportError, load_report
+from pytest_rocm.report.records import default_label, sidecar_path, slug
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)
-
-
-def bundled_suites() -> Path:
-    """suites/ beside the package in a checkout, else the copy shipped in the wheel."""
-    package = Path(pytest_rocm.__file__).resolve().parent
-    checkout = package.parent / "suites"
-    return checkout if checkout.is_dir() else package / "_suites"
 
 
 def detect() -> Environment:
     from pytest_rocm.env.detect import detect_environment
 
     return detect_environment()
-
-
-def has_accelerator(env: Environment) -> bool:
-    return env.backend in ("rocm", "cuda") and bool(env.devices)
 
 
 def no_accelerator_banner(env: Environment) -> str:

@@ -7,15 +7,13 @@ values) comes from data files (``data/doctor.json``, ``data/gfx.json``), never f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from pytest_rocm._resources import load_json
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
 
@@ -45,10 +43,9 @@ class Extras:
     miopen_writable: bool | None = None
 
 
-@lru_cache(maxsize=1)
 def knowledge() -> dict[str, Any]:
-    text = resources.files("pytest_rocm").joinpath("data", "doctor.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    data: dict[str, Any] = load_json("doctor.json")
+    return data
 
 
 # -- small facts derived from the environment ---------------------------------------------

@@ -7,16 +7,12 @@ check, 2 bad input.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from pytest_rocm.doctor.checks import Check, Extras, diagnose, knowledge, problems
-from pytest_rocm.env.model import Environment, EnvironmentFileError
+from pytest_rocm._resources import load_json
+from pytest_rocm.doctor.checks import Check, Extras, knowledge, problems
+from pytest_rocm.env.model import Environment
 
 AMD_VENDOR = "0x1002"
 #: PCI classes of GPUs: display controllers (0x03xxxx) and processing accelerators (0x12xxxx, Instinct)
@@ -83,10 +79,8 @@ def render_text(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-@lru_cache(maxsize=1)
 def known_errors() -> list[dict[str, Any]]:
-    text = resources.files("pytest_rocm").joinpath("data", "known_errors.json").read_text(encoding="utf-8")
-    return list(json.loads(text)["errors"])
+    return list(load_json("known_errors.json")["errors"])
 
 
 def errors_table() -> str:
@@ -97,34 +91,3 @@ def errors_table() -> str:
         check = f"`{e['check']}`" if e["check"] else "(library suites)"
         rows.append(f"| `{message}` | {check} | {e['fix'].replace('|', '/')} |")
     return "\n".join(rows)
-
-
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
-    parser.add_argument("--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine")
-    parser.add_argument("--errors-table", action="store_true", help="print the table of known errors and the check that catches each (Markdown)")
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.errors_table:
-        print(errors_table())
-        return 0
-    from pytest_rocm.env.seam import Seam, SysrootError
-
-    try:
-        seam = Seam()
-        if args.env:
-            env = Environment.load(args.env)
-        else:
-            from pytest_rocm.env.detect import detect_environment
-
-            env = detect_environment(seam)
-    except (EnvironmentFileError, SysrootError) as exc:
-        print(f"rocm-compat doctor: {exc}", file=sys.stderr)
-        return 2
-    checks = diagnose(env, probe_extras(seam, env))
-    if args.json:
-        print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
-    else:
-        print(render_text(checks))
-    return 1 if any(c.status == "fail" for c in checks) else 0

@@ -11,11 +11,10 @@ optionally followed by target features (``gfx90a:sramecc+:xnack-``). NVIDIA ones
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
-from functools import lru_cache
-from importlib import resources
 from typing import Any
+
+from pytest_rocm._resources import load_json
 
 #: ``gfx`` + major (decimal, 1-2 digits) + minor (one hex digit) + stepping (one hex digit)
 _GFX_RE = re.compile(r"^gfx(\d{1,2})([0-9a-f])([0-9a-f])$")
@@ -26,10 +25,9 @@ _GLOB_RE = re.compile(r"^(gfx|sm_)[0-9a-z*?\[\]!-]*$")
 _OVERRIDE_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 
-@lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("pytest_rocm").joinpath("data", "gfx.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    data: dict[str, Any] = load_json("gfx.json")
+    return data
 
 
 def known_gfx() -> list[str]:

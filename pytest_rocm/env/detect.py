@@ -20,7 +20,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pytest_rocm.env import arch
-from pytest_rocm.env.model import LIBRARIES, VARIABLES, Device, Environment, SystemGpu, SystemInfo
+from pytest_rocm.env.model import (
+    LIBRARIES,
+    VARIABLES,
+    Device,
+    Environment,
+    SystemGpu,
+    SystemInfo,
+)
 from pytest_rocm.env.seam import Seam, SysrootError
 
 T = TypeVar("T")

@@ -216,3 +216,8 @@ def _build(cls: type, data: Any, where: str) -> Any:
             raise EnvironmentFileError(f"{where}: field {f.name!r} is {value!r:.60}, expected {f.type}")
         kwargs[f.name] = value
     return cls(**kwargs)
+
+
+def has_accelerator(env: Environment) -> bool:
+    """Whether torch can use a GPU here (a ROCm or CUDA build that sees a device)."""
+    return env.backend in ("rocm", "cuda") and bool(env.devices)

@@ -17,14 +17,10 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.plugin import header
-
-from pytest_rocm.plugin import marks as markers
-
-from pytest_rocm.plugin import options
-
-from pytest_rocm.plugin import session as state
 from pytest_rocm.env.model import Environment, EnvironmentFileError
+from pytest_rocm.plugin import header, options
+from pytest_rocm.plugin import marks as markers
+from pytest_rocm.plugin import session as state
 from pytest_rocm.report.outcomes import distribution_version
 
 pytest_plugins = [

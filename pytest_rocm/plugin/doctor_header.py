@@ -12,12 +12,12 @@ import pytest
 
 
 def header_line(config: pytest.Config) -> str | None:
-    from pytest_rocm.doctor import render as doctor
     from pytest_rocm.doctor import checks as doctor_checks
-    from pytest_rocm.plugin import session as state
+    from pytest_rocm.doctor import render as doctor
     from pytest_rocm.env.detect import detect_system
     from pytest_rocm.env.model import VARIABLES, Environment
     from pytest_rocm.env.seam import Seam, SysrootError
+    from pytest_rocm.plugin import session as state
 
     try:
         seam = Seam()

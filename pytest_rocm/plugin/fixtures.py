@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env import arch
-
-from pytest_rocm.plugin import session as state
 from pytest_rocm.env.model import Environment
+from pytest_rocm.plugin import session as state
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ junit test-suite properties. Pure functions of a :class:`~pytest_rocm.plugin.ses
 from __future__ import annotations
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin.versions import format_size
+from pytest_rocm.env.render import format_size
 from pytest_rocm.plugin.session import Selection
 
 PREFIX = "rocm: "
@@ -14,7 +14,9 @@ def warnings(sel: Selection) -> list[str]:
     """Facts that predict a broken or misleading run (no kernels for this gfx, an override that
     hides the silicon, a CUDA/CPU wheel on an AMD machine); shown before the header line.
     Detection owns the wording (``rocm-compat env`` prints the same lines)."""
-    from pytest_rocm.doctor.warnings import environment_warnings  # lazy: keeps plugin import small
+    from pytest_rocm.doctor.warnings import (
+        environment_warnings,  # lazy: keeps plugin import small
+    )
 
     return [f"{PREFIX}WARNING: {line}" for line in environment_warnings(sel.env)]
 

@@ -16,9 +16,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.env import arch
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.env.render import format_size
 from pytest_rocm.plugin.session import Selection
-from pytest_rocm.plugin.versions import format_size, parse_size, parse_specifier, satisfies
+from pytest_rocm.plugin.versions import (
+    parse_size,
+    parse_specifier,
+    satisfies,
+)
+from pytest_rocm.report.outcomes import not_installed_reason
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

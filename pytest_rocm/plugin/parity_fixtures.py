@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import PARITY_PROPERTY
 from pytest_rocm.parity.tolerances import parse_marker
+from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 #: the low-precision dtypes parity_dtype runs a test for
 LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
@@ -40,7 +40,11 @@ class Parity:
         self.dtype = dtype
 
     def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
-        from pytest_rocm.parity.check import DtypeUnsupported, ParityError, assert_parity
+        from pytest_rocm.parity.check import (
+            DtypeUnsupported,
+            ParityError,
+            assert_parity,
+        )
 
         kw.setdefault("device", self.device)
         if self.dtype is not None:

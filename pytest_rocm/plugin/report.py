@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.plugin import xdist as isolation
-
-from pytest_rocm.report import records as report
-
-from pytest_rocm.plugin import session as state
 from pytest_rocm.env.model import Environment
+from pytest_rocm.plugin import session as state
+from pytest_rocm.plugin import xdist as isolation
+from pytest_rocm.report import records as report
 
 
 # -- bridges to the core plugin (options.py resolves precedence and publishes to config.option) ----

@@ -44,15 +44,6 @@ def parse_size(value: Any) -> int:
     return size
 
 
-def format_size(n: int) -> str:
-    """Bytes as the header and reasons show them: ``24.0 GiB``, ``512 MiB``."""
-    if n >= 2**30:
-        return f"{n / 2**30:.1f} GiB"
-    if n >= 2**20:
-        return f"{n / 2**20:.0f} MiB"
-    return f"{n} B"
-
-
 def parse_specifier(spec: Any) -> SpecifierSet:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm.report.outcomes import OUTCOMES
-from pytest_rocm.report.records import SCHEMA, SIDECAR_SCHEMA, assemble, sidecar_path, suite_of
+from pytest_rocm.report.records import (
+    SCHEMA,
+    SIDECAR_SCHEMA,
+    assemble,
+    sidecar_path,
+    suite_of,
+)
 
 
 class ReportError(ValueError):

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.report.outcomes import INFO_PROPERTY, OUTCOMES, PARITY_PROPERTY, is_not_installed
+from pytest_rocm.report.outcomes import (
+    INFO_PROPERTY,
+    OUTCOMES,
+    PARITY_PROPERTY,
+    is_not_installed,
+)
 
 SCHEMA = "pytest-rocm/report/1"
 SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"

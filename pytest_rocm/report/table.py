@@ -6,7 +6,6 @@ parity error per dtype where one was recorded, and each row gets a combined stat
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import sys
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_rocm.report.load import ReportError, load_reports, metric
+from pytest_rocm.report.load import ReportError, metric
 
 #: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
 GOOD = ("passed", "xpassed")
@@ -191,30 +190,3 @@ def write_output(text: str, output: str | None) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
-
-
-# -- command line -----------------------------------------------------------------------------
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reports", nargs="+", metavar="REPORT",
-                        help="report JSON files (or the .partial.jsonl sidecar of an interrupted run)")
-    parser.add_argument("--format", choices=("md", "csv", "html"), default=None,
-                        help="output format (default: from -o's suffix, else md)")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-
-
-def _format_of(args: argparse.Namespace) -> str:
-    if args.format:
-        return args.format
-    suffix = Path(args.output).suffix.lower() if args.output else ""
-    return {".csv": "csv", ".html": "html", ".htm": "html"}.get(suffix, "md")
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        reports = load_reports(args.reports)
-        table = build_table(reports, [str(p) for p in args.reports])
-        write_output(render(table, _format_of(args)), args.output)
-    except ReportError as exc:
-        print(f"rocm-compat table: {exc}", file=sys.stderr)
-        return 2
-    return 0

@@ -21,7 +21,6 @@ from typing import BinaryIO
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
 from pytest_rocm.vet.target import BadTarget, Limits, Member
 
-
 #: binaries up to this size are read whole from an archive (ELF parsing seeks back and forth)
 _IN_MEMORY_BINARY = 256 * 2**20
 

@@ -16,7 +16,6 @@ from pytest_rocm.vet.archives import Budget, iter_nested
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
 from pytest_rocm.vet.target import BadTarget, Limits, Member, Target
 
-
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", "node_modules",
               ".mypy_cache", ".pytest_cache", ".eggs"}
 

@@ -94,7 +94,7 @@ def import_check(dist: str, module: str, timeout: float) -> dict[str, Any]:
 def suites_folder() -> Path:
     """Where the bundled suites are: the runner's answer (checkout suites/, else _suites/)."""
     try:
-        from pytest_rocm.cli.run import bundled_suites
+        from pytest_rocm._resources import bundled_suites
 
         return bundled_suites()
     except ImportError:  # pragma: no cover - the runner ships with the package
@@ -111,17 +111,18 @@ def library_suite(dist: str, suites: Path | None = None) -> Path | None:
 
 def _on_cpu() -> bool:
     try:
-        from pytest_rocm.cli.run import detect, has_accelerator
+        from pytest_rocm.env.detect import detect_environment
+        from pytest_rocm.env.model import has_accelerator
 
-        return not has_accelerator(detect())
+        return not has_accelerator(detect_environment())
     except Exception:  # detection never raises by contract; be safe anyway  # noqa: BLE001
         return True
 
 
 def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[dict[str, Any]]:
     """Run one library suite in its own pytest process; its report records."""
-    from pytest_rocm.report.records import sidecar_path
     from pytest_rocm.report.load import ReportError, load_report
+    from pytest_rocm.report.records import sidecar_path
 
     suites = suite.parent.parent
     started = time.perf_counter()

@@ -109,7 +109,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
                   "ROCm fork (github.com/ROCm hosts many)",
                   "try building it against a ROCm PyTorch: torch.utils.cpp_extension hipifies "
                   "CUDAExtension sources; inline PTX, CUTLASS, TensorRT and NVML calls block that",
-                  f"ask upstream for HIP support, quoting the findings below"]
+                  "ask upstream for HIP support, quoting the findings below"]
         blockers = [f for f in cuda_source if f.rule in ("inline-ptx", "cuda-only-header", "cuda-library-call")]
         if blockers:
             caveats.append(f"hard to port: {_rules(blockers)}")

@@ -67,7 +67,7 @@ def test_output_file(mi210_root: Path, tmp_path: Path, capsys: pytest.CaptureFix
         ("rx6700xt_override", "! HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
         ("no_binary", "! gfx1101 is not in this torch build's arch list: expect hipErrorNoBinaryForGpu"),
         ("cuda_wheel_on_amd", "! torch is a CUDA build (2.12.0+cu130) but the kernel reports 1 AMD GPU (gfx1150)"),
-        ("rx6800xt_igpu", "[1] AMD Radeon Graphics: gfx1036 (rdna2), 512.0 MiB, 2 CUs, in build: NO"),
+        ("rx6800xt_igpu", "[1] AMD Radeon Graphics: gfx1036 (rdna2), 512 MiB, 2 CUs, in build: NO"),
         ("mi300x_8", "[7] AMD Instinct MI300X: gfx942:sramecc+:xnack- (cdna3), 192.0 GiB, 304 CUs, in build: yes"),
         ("nvidia_cuda", "[0] NVIDIA H100 80GB HBM3: sm_90, 79.2 GiB, 132 SMs, in build: yes"),
     ],

@@ -11,6 +11,7 @@ import pytest
 
 import pytest_rocm
 from pytest_rocm import cli
+from pytest_rocm import _resources
 from pytest_rocm.cli import run as runner
 from pytest_rocm.env.model import Environment
 from pytest_rocm.report.records import Sidecar, assemble, sidecar_path, write_json
@@ -38,7 +39,7 @@ def suites(tmp_path: Path) -> Path:
 
 
 def test_bundled_suites_in_a_checkout() -> None:
-    assert runner.bundled_suites() == Path(pytest_rocm.__file__).resolve().parent.parent / "suites"
+    assert _resources.bundled_suites() == Path(pytest_rocm.__file__).resolve().parent.parent / "suites"
 
 
 def test_unknown_arguments_go_to_pytest() -> None:

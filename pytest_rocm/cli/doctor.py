@@ -1,0 +1,49 @@
+"""``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
+
+Exit status: 0 no failing check, 1 a failing check, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pytest_rocm.doctor.checks import diagnose
+from pytest_rocm.doctor.render import (
+    errors_table,
+    probe_extras,
+    render_text,
+)
+from pytest_rocm.env.model import Environment, EnvironmentFileError
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument("--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine")
+    parser.add_argument("--errors-table", action="store_true", help="print the table of known errors and the check that catches each (Markdown)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.errors_table:
+        print(errors_table())
+        return 0
+    from pytest_rocm.env.seam import Seam, SysrootError
+
+    try:
+        seam = Seam()
+        if args.env:
+            env = Environment.load(args.env)
+        else:
+            from pytest_rocm.env.detect import detect_environment
+
+            env = detect_environment(seam)
+    except (EnvironmentFileError, SysrootError) as exc:
+        print(f"rocm-compat doctor: {exc}", file=sys.stderr)
+        return 2
+    checks = diagnose(env, probe_extras(seam, env))
+    if args.json:
+        print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
+    else:
+        print(render_text(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0

@@ -1,0 +1,41 @@
+"""``rocm-compat table REPORT...``: merge reports into one table (md, csv, html)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_rocm.report.load import ReportError, load_reports
+from pytest_rocm.report.table import (
+    build_table,
+    render,
+    write_output,
+)
+
+
+# -- command line -----------------------------------------------------------------------------
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reports", nargs="+", metavar="REPORT",
+                        help="report JSON files (or the .partial.jsonl sidecar of an interrupted run)")
+    parser.add_argument("--format", choices=("md", "csv", "html"), default=None,
+                        help="output format (default: from -o's suffix, else md)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _format_of(args: argparse.Namespace) -> str:
+    if args.format:
+        return args.format
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    return {".csv": "csv", ".html": "html", ".htm": "html"}.get(suffix, "md")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        reports = load_reports(args.reports)
+        table = build_table(reports, [str(p) for p in args.reports])
+        write_output(render(table, _format_of(args)), args.output)
+    except ReportError as exc:
+        print(f"rocm-compat table: {exc}", file=sys.stderr)
+        return 2
+    return 0
