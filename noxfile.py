@@ -67,11 +67,17 @@ def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
         REPORTS.mkdir(exist_ok=True)
         report = ROOT / combo.report_name
         args = [
-            "python", "-m", "pytest", str(SUITES),
+            "python",
+            "-m",
+            "pytest",
+            str(SUITES),
             f"--rocm-report={report}",
             f"--rocm-label={combo.name}",
-            "-p", "no:cacheprovider",
-            "-n", "auto", "--max-worker-restart=1000",  # a crashed worker is replaced
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "auto",
+            "--max-worker-restart=1000",  # a crashed worker is replaced
             "--timeout=600",  # a hung kernel is killed and recorded as timeout
             "-q",
         ]

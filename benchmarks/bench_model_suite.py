@@ -41,8 +41,18 @@ class Run:
 
 def run_suite(cache: Path, report: Path, extra: list[str]) -> Run:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
-    cmd = [sys.executable, "-m", "pytest", "suites/models", "--rocm-device=cpu", "-q",
-           "-p", "no:cacheprovider", f"--rocm-report={report}", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/models",
+        "--rocm-device=cpu",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rocm-report={report}",
+        *extra,
+    ]
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -81,11 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     cache_kind = "warm" if args.warm else "cold"
     print(f"model suite, serial, CPU, {cache_kind} inductor cache, {os.cpu_count()} cores")
     for i, run in enumerate(runs):
-        print(f"  run {i + 1}: wall {run.wall:6.1f} s  cpu {run.cpu:6.1f} s  load avg at start "
-              f"{run.load:4.1f}  [{run.summary}]")
-    print(f"  best wall {best.wall:.1f} s (budget {BUDGET_S:.0f} s: "
-          f"{'within' if best.wall <= BUDGET_S else 'OVER'}); compile row {compile_s:.1f} s, "
-          f"without it (-m 'not slow') about {best.wall - compile_s:.1f} s")
+        print(
+            f"  run {i + 1}: wall {run.wall:6.1f} s  cpu {run.cpu:6.1f} s  load avg at start "
+            f"{run.load:4.1f}  [{run.summary}]"
+        )
+    print(
+        f"  best wall {best.wall:.1f} s (budget {BUDGET_S:.0f} s: "
+        f"{'within' if best.wall <= BUDGET_S else 'OVER'}); compile row {compile_s:.1f} s, "
+        f"without it (-m 'not slow') about {best.wall - compile_s:.1f} s"
+    )
     slowest = sorted(best.durations.items(), key=lambda kv: kv[1], reverse=True)[:5]
     print("  slowest rows: " + ", ".join(f"{row} {s:.1f} s" for row, s in slowest))
     return max(r.returncode for r in runs)

@@ -30,8 +30,18 @@ BUDGET_S = 180.0
 def run_suite(extra: list[str], cache: Path, report: Path) -> tuple[float, str, float]:
     """(wall seconds, pytest's summary line, seconds spent in compile tests)."""
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
-    cmd = [sys.executable, "-m", "pytest", "suites/operators", "--rocm-device=cpu", "-q",
-           "-p", "no:cacheprovider", f"--rocm-report={report}", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/operators",
+        "--rocm-device=cpu",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rocm-report={report}",
+        *extra,
+    ]
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -43,8 +53,9 @@ def run_suite(extra: list[str], cache: Path, report: Path) -> tuple[float, str, 
     compile_s = 0.0
     if report.exists():
         results = json.loads(report.read_text()).get("results", [])
-        compile_s = sum(r.get("duration") or 0.0 for r in results
-                        if str(r.get("feature", "")).startswith("operators/compile"))
+        compile_s = sum(
+            r.get("duration") or 0.0 for r in results if str(r.get("feature", "")).startswith("operators/compile")
+        )
     return wall, summary, compile_s
 
 
@@ -63,8 +74,10 @@ def main() -> int:
         shared_cache = Path(tmp) / "inductor"
         if not args.cold:
             run_suite(["-m", "compile"], shared_cache, Path(tmp) / "warm.json")
-        print(f"operator suite, --rocm-device=cpu, {os.cpu_count()} CPUs, "
-              f"inductor cache {'cold' if args.cold else 'warm'}")
+        print(
+            f"operator suite, --rocm-device=cpu, {os.cpu_count()} CPUs, "
+            f"inductor cache {'cold' if args.cold else 'warm'}"
+        )
         for label, extra in configs.items():
             walls, compiles, summary = [], [], ""
             for i in range(args.runs):
@@ -76,8 +89,10 @@ def main() -> int:
                 compiles.append(compile_s)
             wall = statistics.median(walls)
             verdict = "within" if wall <= BUDGET_S else "OVER"
-            print(f"  {label:7s} wall {wall:6.1f} s ({verdict} the {BUDGET_S:.0f} s budget); "
-                  f"compile tests {statistics.median(compiles):5.1f} s; {summary}")
+            print(
+                f"  {label:7s} wall {wall:6.1f} s ({verdict} the {BUDGET_S:.0f} s budget); "
+                f"compile tests {statistics.median(compiles):5.1f} s; {summary}"
+            )
     return 0
 
 

@@ -55,12 +55,14 @@ def main() -> None:
     for label, fn in (("relu", torch.relu), ("x*2+1", lambda t: t * 2 + 1)):
         for run in (hand_written, with_parity):  # warm-up
             run(fn, x, device)
-        hand, par = interleaved([lambda: hand_written(fn, x, device), lambda: with_parity(fn, x, device)],
-                                args.repeat)
-        print(f"{label:8s} numel={args.numel} device={device}: assert_close {min(hand) * 1e3:.2f} ms, "
-              f"assert_parity {min(par) * 1e3:.2f} ms (best of {args.repeat}); "
-              f"ratio {min(par) / min(hand):.2f} "
-              f"(median {statistics.median(par) / statistics.median(hand):.2f}; target <= 1.2)")
+        hand, par = interleaved([lambda: hand_written(fn, x, device), lambda: with_parity(fn, x, device)], args.repeat)
+        print(
+            f"{label:8s} numel={args.numel} device={device}: assert_close {min(hand) * 1e3:.2f} ms, "
+            f"assert_parity {min(par) * 1e3:.2f} ms (best of {args.repeat}); "
+            f"ratio {min(par) / min(hand):.2f} "
+            f"(median {statistics.median(par) / statistics.median(hand):.2f}; target <= 1.2)"
+        )
+
 
 if __name__ == "__main__":
     main()

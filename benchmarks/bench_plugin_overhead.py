@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for i in range(args.runs):
             # alternate which goes first so a trend in machine load does not favour one side
-            for flag in ((True, False) if i % 2 == 0 else (False, True)):
+            for flag in (True, False) if i % 2 == 0 else (False, True):
                 runs[flag].append(run_once(root, flag))
     print(f"suite: {args.tests} tests without GPU marks, {args.runs} alternating runs per variant")
     for what, k in (("CPU time", 1), ("wall time", 0)):

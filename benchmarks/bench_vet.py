@@ -26,8 +26,9 @@ TARGET_SECONDS = 60.0
 
 def vet_once(spec: str) -> tuple[float, dict]:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest_rocm.cli", "vet", spec, "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_rocm.cli", "vet", spec, "--json"], capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"bench_vet: vet {spec} exited {proc.returncode}: {proc.stderr.strip()}")
@@ -58,8 +59,10 @@ def main() -> int:
             scans.append(doc["seconds"])
         total = statistics.median(times)
         worst = max(worst, total)
-        print(f"{spec[-40:]:<40} {doc['files_scanned']:>7} {doc['class']:>5} "
-              f"{statistics.median(scans):>7.1f} {total:>8.1f}")
+        print(
+            f"{spec[-40:]:<40} {doc['files_scanned']:>7} {doc['class']:>5} "
+            f"{statistics.median(scans):>7.1f} {total:>8.1f}"
+        )
     verdict = "within" if worst < TARGET_SECONDS else "OVER"
     print(f"slowest {worst:.1f} s: {verdict} the {TARGET_SECONDS:.0f} s target")
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "assert_parity", "ParityResult", "ParityError", "DtypeUnsupported"]
+__all__ = ["DtypeUnsupported", "ParityError", "ParityResult", "__version__", "assert_parity"]
 
 
 def __getattr__(name: str) -> Any:

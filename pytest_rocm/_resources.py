@@ -7,7 +7,7 @@ Stdlib only: every layer may import this module.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_json(name: str) -> Any:
     """``data/<name>`` parsed (``gfx.json``, ``doctor.json``, ``known_errors.json``); cached."""
     text = resources.files("pytest_rocm").joinpath("data", name).read_text(encoding="utf-8")

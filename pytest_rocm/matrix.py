@@ -258,7 +258,7 @@ EMITTERS = {"json": emit_json, "github": emit_github, "gitlab": emit_gitlab}
 def render_text(combos: list[Combo]) -> str:
     rows = [("name", "torch", "backend", "rocm", "python", "here")]
     for c in combos:
-        ok, reason = runnable_here(c)
+        ok, _reason = runnable_here(c)
         rows.append((c.name, c.torch, c.backend, c.rocm or "-", c.python, "yes" if ok else "no"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows)

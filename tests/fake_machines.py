@@ -235,9 +235,7 @@ def machines() -> dict[str, Recorded]:
     out: dict[str, Recorded] = {}
 
     out["rx7900xtx_rocm6"] = Recorded(
-        Machine(
-            [Node(CPU_NODE), _gpu_node(properties(MOCK_7900XTX), 45316, xtx["vram"])], rocm_version="6.2.4-116"
-        ),
+        Machine([Node(CPU_NODE), _gpu_node(properties(MOCK_7900XTX), 45316, xtx["vram"])], rocm_version="6.2.4-116"),
         fake_torch("2.6.0+rocm6.2.4", hip=hip_624, arch_list=arch_list_for("rocm6.2.4"), devices=[_device(xtx)]),
         {},
         "KFD node: tinygrad mock of an RX 7900 XTX; VRAM, CUs, name: rocminfo ROCm/ROCm#2974; "
@@ -246,8 +244,13 @@ def machines() -> dict[str, Recorded]:
     )
     rdna2 = properties(MOCK_7900XTX, gfx_target_version=100300, simd_count=144, device_id=29631)
     igpu = properties(
-        MOCK_7900XTX, gfx_target_version=100306, simd_count=4, device_id=5710, drm_render_minor=129,
-        location_id=4352, unique_id=0,
+        MOCK_7900XTX,
+        gfx_target_version=100306,
+        simd_count=4,
+        device_id=5710,
+        drm_render_minor=129,
+        location_id=4352,
+        unique_id=0,
     )
     out["rx6800xt_igpu"] = Recorded(
         Machine(
@@ -255,7 +258,9 @@ def machines() -> dict[str, Recorded]:
             rocm_version="6.2.0-66",
         ),
         fake_torch(
-            "2.5.1+rocm6.2", hip=hip_62, arch_list=arch_list_for("rocm6.2"),
+            "2.5.1+rocm6.2",
+            hip=hip_62,
+            arch_list=arch_list_for("rocm6.2"),
             devices=[_device(navi21), _device(raphael)],
         ),
         {},
@@ -266,9 +271,17 @@ def machines() -> dict[str, Recorded]:
     out["rx6700xt_override"] = Recorded(
         Machine([Node(CPU_NODE), _gpu_node(navi22, 17621, 12868124672)], rocm_version="6.2.0-66"),
         fake_torch(
-            "2.5.1+rocm6.2", hip=hip_62, arch_list=arch_list_for("rocm6.2"),
-            devices=[{"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1030",
-                      "total_memory": 12868124672, "multi_processor_count": 40}],
+            "2.5.1+rocm6.2",
+            hip=hip_62,
+            arch_list=arch_list_for("rocm6.2"),
+            devices=[
+                {
+                    "name": "AMD Radeon RX 6700 XT",
+                    "gcnArchName": "gfx1030",
+                    "total_memory": 12868124672,
+                    "multi_processor_count": 40,
+                }
+            ],
         ),
         {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
         "RX 6700 XT (gfx1031, 40 CUs, 12 GiB) with HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353): the "
@@ -276,17 +289,22 @@ def machines() -> dict[str, Recorded]:
     )
     mi300_nodes = [Node(CPU_NODE), Node(CPU_NODE)] + [
         _gpu_node(
-            properties(MI308X, simd_count=1216, device_id=29857, drm_render_minor=128 + 8 * i,
-                       location_id=256 * (i + 1), unique_id=11803749423592941193 - i),
-            3931 + i, mi300x["vram"],
+            properties(
+                MI308X,
+                simd_count=1216,
+                device_id=29857,
+                drm_render_minor=128 + 8 * i,
+                location_id=256 * (i + 1),
+                unique_id=11803749423592941193 - i,
+            ),
+            3931 + i,
+            mi300x["vram"],
         )
         for i in range(8)
     ]
     out["mi300x_8"] = Recorded(
         Machine(mi300_nodes, rocm_version="6.2.3-122", amdgpu_version="6.8.5", mem_total_kb=2113236380),
-        fake_torch(
-            "2.6.0+rocm6.2.4", hip=hip_624, arch_list=arch_list_for("rocm6.2.4"), devices=[_device(mi300x)] * 8
-        ),
+        fake_torch("2.6.0+rocm6.2.4", hip=hip_624, arch_list=arch_list_for("rocm6.2.4"), devices=[_device(mi300x)] * 8),
         {},
         "8x MI300X: rocminfo ROCm/ROCm#4021 (gfx942:sramecc+:xnack-, 304 CUs, VRAM), 2 CPU nodes and "
         "the GPU node layout from the MI308X capture (k8s-device-plugin testdata), torch 2.6 device "
@@ -295,10 +313,11 @@ def machines() -> dict[str, Recorded]:
     )
     out["mi210_4"] = Recorded(
         Machine(
-            [Node(CPU_NODE)] + [
-                _gpu_node(properties(MI210, drm_render_minor=128 + 8 * i), 1000 + i, mi210["vram"]) for i in range(4)
-            ],
-            rocm_version="6.2.4-120", amdgpu_version="6.8.5", mem_total_kb=263382908,
+            [Node(CPU_NODE)]
+            + [_gpu_node(properties(MI210, drm_render_minor=128 + 8 * i), 1000 + i, mi210["vram"]) for i in range(4)],
+            rocm_version="6.2.4-120",
+            amdgpu_version="6.8.5",
+            mem_total_kb=263382908,
         ),
         fake_torch("2.5.1+rocm6.2", hip=hip_62, arch_list=arch_list_for("rocm6.2"), devices=[_device(mi210)] * 4),
         {},
@@ -307,9 +326,18 @@ def machines() -> dict[str, Recorded]:
     out["nvidia_cuda"] = Recorded(
         Machine([], kfd=False, amdgpu_loaded=False, mem_total_kb=2113236380),
         fake_torch(
-            "2.6.0+cu124", cuda="12.4", arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
-            devices=[{"name": "NVIDIA H100 80GB HBM3", "major": 9, "minor": 0,
-                      "total_memory": 85029158912, "multi_processor_count": 132}],
+            "2.6.0+cu124",
+            cuda="12.4",
+            arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
+            devices=[
+                {
+                    "name": "NVIDIA H100 80GB HBM3",
+                    "major": 9,
+                    "minor": 0,
+                    "total_memory": 85029158912,
+                    "multi_processor_count": 132,
+                }
+            ],
         ),
         {"CUDA_VISIBLE_DEVICES": "0"},
         "illustrative NVIDIA H100 (sm_90, 132 SMs) with a cu124 wheel: not a capture",
@@ -332,9 +360,17 @@ def machines() -> dict[str, Recorded]:
     out["no_binary"] = Recorded(
         Machine([Node(CPU_NODE), _gpu_node(navi32, 9001, 17163091968)], rocm_version="6.2.0-66"),
         fake_torch(
-            "2.5.1+rocm6.2", hip=hip_62, arch_list=arch_list_for("rocm6.2"),
-            devices=[{"name": "AMD Radeon RX 7800 XT", "gcnArchName": "gfx1101",
-                      "total_memory": 17163091968, "multi_processor_count": 60}],
+            "2.5.1+rocm6.2",
+            hip=hip_62,
+            arch_list=arch_list_for("rocm6.2"),
+            devices=[
+                {
+                    "name": "AMD Radeon RX 7800 XT",
+                    "gcnArchName": "gfx1101",
+                    "total_memory": 17163091968,
+                    "multi_processor_count": 60,
+                }
+            ],
         ),
         {},
         "RX 7800 XT (gfx1101) with the official rocm6.2 wheel, whose arch list lacks gfx1101 "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.matrix import ComboError, Combo, load_combos, runnable_here
+from pytest_rocm.matrix import Combo, ComboError, load_combos, runnable_here
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBOS = ROOT / "matrix" / "combos.toml"
@@ -70,7 +70,7 @@ def test_every_rocm_combo_is_a_pair_doctor_knows_as_published() -> None:
         (('runner = ["self-hosted", "gfx942"]', 'runner = "gfx942"'), "field 'runner' must be a list"),
         (('packages = ["transformers==4.49.0"]', 'packages = ["torch==2.5"]'), "must not list torch"),
         (('name = "torch2.6-rocm6.2.4"', 'name = "bad name"'), "field 'name' must be letters"),
-        (('runner =', 'runners ='), "unknown field 'runners'"),
+        (("runner =", "runners ="), "unknown field 'runners'"),
     ],
 )
 def test_bad_entry_names_entry_and_field(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -133,16 +133,21 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert "no combination named 'nope'" in capsys.readouterr().err
 
 
-def test_cli_bad_sysroot_is_exit_2_not_a_column_of_no(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_bad_sysroot_is_exit_2_not_a_column_of_no(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "missing"))
     assert cli.main(["matrix"]) == 2
-    assert capsys.readouterr().err == f"rocm-compat matrix: PYTEST_ROCM_SYSROOT={tmp_path / 'missing'}: no such directory\n"
+    assert (
+        capsys.readouterr().err
+        == f"rocm-compat matrix: PYTEST_ROCM_SYSROOT={tmp_path / 'missing'}: no such directory\n"
+    )
     assert cli.main(["matrix", "--emit", "github"]) == 0  # a CI matrix does not look at this machine
 
 
-def test_the_current_directory_s_combos_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_current_directory_s_combos_win(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "matrix").mkdir()
     write(tmp_path / "matrix", GOOD)
     monkeypatch.chdir(tmp_path)
@@ -153,10 +158,11 @@ def test_the_current_directory_s_combos_win(tmp_path: Path, monkeypatch: pytest.
 def test_a_reader_that_leaves_early_is_no_traceback() -> None:
     """`rocm-compat matrix --emit json | head -1`: the pipe closes under the writer."""
     # the command runs until its output fails: far more than a pipe buffer holds
-    code = ("import sys; from pytest_rocm import cli\n"
-            "rc = 0\nwhile rc == 0:\n    rc = cli.main(['matrix', '--emit', 'json'])\nsys.exit(rc)")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    code = (
+        "import sys; from pytest_rocm import cli\n"
+        "rc = 0\nwhile rc == 0:\n    rc = cli.main(['matrix', '--emit', 'json'])\nsys.exit(rc)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline().strip() == b"["
     proc.stdout.close()  # the reader leaves
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -167,7 +173,10 @@ def test_a_reader_that_leaves_early_is_no_traceback() -> None:
 def test_noxfile_lists_one_session_per_combo() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "nox", "-l", "-f", str(ROOT / "noxfile.py")],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     ).stdout
     for combo in load_combos(COMBOS):
         assert f"suite-{combo.name} " in out

@@ -20,8 +20,14 @@ from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
-    parser.add_argument("--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine")
-    parser.add_argument("--errors-table", action="store_true", help="print the table of known errors and the check that catches each (Markdown)")
+    parser.add_argument(
+        "--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine"
+    )
+    parser.add_argument(
+        "--errors-table",
+        action="store_true",
+        help="print the table of known errors and the check that catches each (Markdown)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -40,21 +40,35 @@ def no_accelerator_banner(env: Environment) -> str:
     kernel = [g.gfx or "unknown gfx" for g in env.system.gpus]
     seen = f"; the kernel reports {len(kernel)} AMD GPU(s): {', '.join(kernel)}" if kernel else ""
     bar = "!" * 78
-    return "\n".join([
-        bar,
-        f"!! NO ACCELERATOR: {why}{seen}.",
-        "!! Running the suites on the CPU as a REFERENCE BASELINE (--rocm-device=cpu):",
-        "!! these results say nothing about a GPU. `rocm-compat doctor` explains why none was found;",
-        "!! `rocm-compat run --require-gpu` makes this an error.",
-        bar,
-    ])
+    return "\n".join(
+        [
+            bar,
+            f"!! NO ACCELERATOR: {why}{seen}.",
+            "!! Running the suites on the CPU as a REFERENCE BASELINE (--rocm-device=cpu):",
+            "!! these results say nothing about a GPU. `rocm-compat doctor` explains why none was found;",
+            "!! `rocm-compat run --require-gpu` makes this an error.",
+            bar,
+        ]
+    )
 
 
 def pytest_command(suites: Path, report: Path, label: str, on_cpu: bool, user_args: Sequence[str]) -> list[str]:
     have_xdist = importlib.util.find_spec("xdist") is not None
     have_timeout = importlib.util.find_spec("pytest_timeout") is not None
-    command = [sys.executable, "-m", "pytest", str(suites), "--rootdir", str(suites), "-p", "no:cacheprovider",
-               "--rocm-report", str(report), "--rocm-label", label]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suites),
+        "--rootdir",
+        str(suites),
+        "-p",
+        "no:cacheprovider",
+        "--rocm-report",
+        str(report),
+        "--rocm-label",
+        label,
+    ]
     ini = suites / "pytest.ini"
     if ini.is_file():
         command += ["-c", str(ini)]
@@ -77,7 +91,9 @@ def write_tables(report_path: Path, document: dict[str, Any]) -> list[Path]:
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--require-gpu", action="store_true", help="no accelerator is an error (exit 2), not a CPU baseline")
+    parser.add_argument(
+        "--require-gpu", action="store_true", help="no accelerator is an error (exit 2), not a CPU baseline"
+    )
     parser.add_argument("--label", help="the report's column label (default: backend, torch, rocm, gfx)")
     parser.add_argument("--reports-dir", default="reports", metavar="DIR", help="where to write (default: reports)")
     parser.add_argument("--suites", metavar="DIR", help="suites folder (default: the bundled suites)")

@@ -16,10 +16,18 @@ from pytest_rocm.report.table import (
 
 # -- command line -----------------------------------------------------------------------------
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reports", nargs="+", metavar="REPORT",
-                        help="report JSON files (or the .partial.jsonl sidecar of an interrupted run)")
-    parser.add_argument("--format", choices=("md", "csv", "html"), default=None,
-                        help="output format (default: from -o's suffix, else md)")
+    parser.add_argument(
+        "reports",
+        nargs="+",
+        metavar="REPORT",
+        help="report JSON files (or the .partial.jsonl sidecar of an interrupted run)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("md", "csv", "html"),
+        default=None,
+        help="output format (default: from -o's suffix, else md)",
+    )
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 

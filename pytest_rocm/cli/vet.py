@@ -14,22 +14,41 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="TARGET",
-                        help="an installed distribution name, a wheel, an sdist (.tar.gz/.zip) or a source folder")
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        help="an installed distribution name, a wheel, an sdist (.tar.gz/.zip) or a source folder",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--run", action="store_true",
-                        help="also run the live check here: import in a separate process, then the "
-                             "library suite when pytest-rocm has one")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
-                        help="seconds the import may take before it counts as a hang (default 120)")
-    parser.add_argument("--suite-timeout", type=float, default=1800.0, metavar="S",
-                        help="seconds the library suite may take (default 1800)")
-    parser.add_argument("--device", metavar="DEV",
-                        help="--rocm-device for the library suite (default: cpu when no accelerator)")
-    parser.add_argument("--report", metavar="FILE",
-                        help="with --run: write the live records as a pytest-rocm/report/1 file")
-    parser.add_argument("--show", type=int, default=3, metavar="N",
-                        help="examples shown per rule in the text output (default 3)")
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        help="also run the live check here: import in a separate process, then the "
+        "library suite when pytest-rocm has one",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds the import may take before it counts as a hang (default 120)",
+    )
+    parser.add_argument(
+        "--suite-timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="seconds the library suite may take (default 1800)",
+    )
+    parser.add_argument(
+        "--device", metavar="DEV", help="--rocm-device for the library suite (default: cpu when no accelerator)"
+    )
+    parser.add_argument(
+        "--report", metavar="FILE", help="with --run: write the live records as a pytest-rocm/report/1 file"
+    )
+    parser.add_argument(
+        "--show", type=int, default=3, metavar="N", help="examples shown per rule in the text output (default 3)"
+    )
 
 
 def _write_report(path: str, records: list[dict]) -> None:
@@ -69,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     live = None
     if args.run:
-        live = live_mod.live_check(target.name, target.top_level, timeout=args.timeout,
-                                   suite_timeout=args.suite_timeout, device=args.device)
+        live = live_mod.live_check(
+            target.name, target.top_level, timeout=args.timeout, suite_timeout=args.suite_timeout, device=args.device
+        )
         if args.report:
             try:
                 _write_report(args.report, live["records"])

@@ -153,8 +153,12 @@ def check_torch_installed(env: Environment, extras: Extras) -> Check:
     if env.torch_error is None:
         return Check("torch", "ok", f"torch {env.torch} imports")
     if amd_present(env, extras):
-        return Check("torch", "fail", f"AMD GPU present but {env.torch_error}",
-                     f"pip install torch --index-url {suggested_index(env)}")
+        return Check(
+            "torch",
+            "fail",
+            f"AMD GPU present but {env.torch_error}",
+            f"pip install torch --index-url {suggested_index(env)}",
+        )
     return Check("torch", "warn", env.torch_error, "install the torch build for your platform (pip install torch)")
 
 
@@ -196,14 +200,18 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
         listed = ", ".join(sorted({g for _, g, _ in targets})) or "no device"
         return Check("gfx-in-build", "ok", f"{listed} in this build's arch list ({built})")
     index, gfx, hardware = missing[0]
-    evidence = (f"device {index} is {arch.describe(gfx)}, not in this torch build's arch list ({built}): "
-                "the first kernel fails with hipErrorNoBinaryForGpu / invalid device function")
+    evidence = (
+        f"device {index} is {arch.describe(gfx)}, not in this torch build's arch list ({built}): "
+        "the first kernel fails with hipErrorNoBinaryForGpu / invalid device function"
+    )
     override = arch.override_for(hardware)
     if override and arch.parse_override(override) in built_set:
         fix = f"export HSA_OVERRIDE_GFX_VERSION={override} (runs {arch.parse_override(override)} code, the usual fix for {arch.family_of(hardware)} cards)"
     else:
-        fix = (f"no override is known to work for {gfx}: use a torch/ROCm release built for it, or build "
-               f"torch from source with PYTORCH_ROCM_ARCH={gfx}")
+        fix = (
+            f"no override is known to work for {gfx}: use a torch/ROCm release built for it, or build "
+            f"torch from source with PYTORCH_ROCM_ARCH={gfx}"
+        )
     return Check("gfx-in-build", "fail", evidence, fix)
 
 
@@ -230,26 +238,39 @@ def check_override(env: Environment, extras: Extras) -> Check:
         return Check("hsa-override", "fail", f"{exc}: the runtime rejects it", fix)
     hardware = hardware_gfxs(env)
     if not hardware:
-        return Check("hsa-override", "warn", f"HSA_OVERRIDE_GFX_VERSION={value} is set but no AMD GPU is visible",
-                     "unset HSA_OVERRIDE_GFX_VERSION")
+        return Check(
+            "hsa-override",
+            "warn",
+            f"HSA_OVERRIDE_GFX_VERSION={value} is set but no AMD GPU is visible",
+            "unset HSA_OVERRIDE_GFX_VERSION",
+        )
     # Judge every GPU the override applies to: an iGPU next to a supported card may need it
     # while the card does not, and one GPU of another family is enough to crash the process.
     foreign = [g for g in hardware if arch.family_of(g) != arch.family_of(target)]
     if foreign:
         real = foreign[0]
-        return Check("hsa-override", "fail",
-                     f"HSA_OVERRIDE_GFX_VERSION={value} makes {arch.describe(real)} run {arch.describe(target)} "
-                     "code: a different instruction set, which crashes or hangs",
-                     "unset HSA_OVERRIDE_GFX_VERSION and use a torch/ROCm build with native kernels for "
-                     f"{real}" + (f", or the family's usual value {arch.override_for(real)}" if arch.override_for(real) else ""))
+        return Check(
+            "hsa-override",
+            "fail",
+            f"HSA_OVERRIDE_GFX_VERSION={value} makes {arch.describe(real)} run {arch.describe(target)} "
+            "code: a different instruction set, which crashes or hangs",
+            "unset HSA_OVERRIDE_GFX_VERSION and use a torch/ROCm build with native kernels for "
+            f"{real}" + (f", or the family's usual value {arch.override_for(real)}" if arch.override_for(real) else ""),
+        )
     needing = [g for g in hardware if g != target and g not in built_gfx(env)]
     if not needing:
         listed = ", ".join(sorted(set(hardware)))
-        return Check("hsa-override", "warn",
-                     f"HSA_OVERRIDE_GFX_VERSION={value} is set but {listed} is itself supported by this build: it is not needed",
-                     "unset HSA_OVERRIDE_GFX_VERSION")
-    return Check("hsa-override", "ok",
-                 f"HSA_OVERRIDE_GFX_VERSION={value}: {', '.join(needing)} runs {target} code (same family {arch.family_of(target)})")
+        return Check(
+            "hsa-override",
+            "warn",
+            f"HSA_OVERRIDE_GFX_VERSION={value} is set but {listed} is itself supported by this build: it is not needed",
+            "unset HSA_OVERRIDE_GFX_VERSION",
+        )
+    return Check(
+        "hsa-override",
+        "ok",
+        f"HSA_OVERRIDE_GFX_VERSION={value}: {', '.join(needing)} runs {target} code (same family {arch.family_of(target)})",
+    )
 
 
 def check_igpu(env: Environment, extras: Extras) -> Check:
@@ -263,10 +284,13 @@ def check_igpu(env: Environment, extras: Extras) -> Check:
     if not integrated or not discrete or (hidden and env.devices and len(env.devices) == len(discrete)):
         return Check("igpu", "ok", f"devices: {', '.join(gfxs)}" + (f" (visible: {hidden})" if hidden else ""))
     igpus = ", ".join(f"{i}:{gfxs[i]}" for i in integrated)
-    return Check("igpu", "warn",
-                 f"the integrated GPU ({igpus}) is enumerated next to the discrete card; code that picks device 0 "
-                 "or spreads over all devices lands on it",
-                 f"export HIP_VISIBLE_DEVICES={','.join(str(i) for i in discrete)}")
+    return Check(
+        "igpu",
+        "warn",
+        f"the integrated GPU ({igpus}) is enumerated next to the discrete card; code that picks device 0 "
+        "or spreads over all devices lands on it",
+        f"export HIP_VISIBLE_DEVICES={','.join(str(i) for i in discrete)}",
+    )
 
 
 def check_pair(env: Environment, extras: Extras) -> Check:
@@ -281,9 +305,12 @@ def check_pair(env: Environment, extras: Extras) -> Check:
         return Check("torch-rocm-pair", "skipped", f"no data on the ROCm wheels of torch {minor}")
     if any(rocm == p or rocm.startswith(p + ".") or p.startswith(rocm + ".") for p in published):
         return Check("torch-rocm-pair", "ok", f"torch {minor} was published for ROCm {rocm}")
-    return Check("torch-rocm-pair", "warn",
-                 f"torch {minor} was never published for ROCm {rocm} (published: {', '.join(published)})",
-                 f"pip install torch=={minor}.* --index-url {ROCM_INDEX.format(published[-1])}")
+    return Check(
+        "torch-rocm-pair",
+        "warn",
+        f"torch {minor} was never published for ROCm {rocm} (published: {', '.join(published)})",
+        f"pip install torch=={minor}.* --index-url {ROCM_INDEX.format(published[-1])}",
+    )
 
 
 def check_miopen(env: Environment, extras: Extras) -> Check:
@@ -291,9 +318,12 @@ def check_miopen(env: Environment, extras: Extras) -> Check:
         return Check("miopen-cache", "skipped", "not a ROCm setup, or the cache folder was not probed")
     if extras.miopen_writable:
         return Check("miopen-cache", "ok", f"MIOpen can write its kernel cache at {extras.miopen_path}")
-    return Check("miopen-cache", "warn",
-                 f"MIOpen cannot write its kernel cache at {extras.miopen_path}: every run recompiles kernels, some fail",
-                 "export MIOPEN_USER_DB_PATH=/tmp/miopen-$USER (or fix the folder's owner); deleting a broken cache fixes some MIOpen errors")
+    return Check(
+        "miopen-cache",
+        "warn",
+        f"MIOpen cannot write its kernel cache at {extras.miopen_path}: every run recompiles kernels, some fail",
+        "export MIOPEN_USER_DB_PATH=/tmp/miopen-$USER (or fix the folder's owner); deleting a broken cache fixes some MIOpen errors",
+    )
 
 
 def check_memory(env: Environment, extras: Extras) -> Check:
@@ -304,15 +334,27 @@ def check_memory(env: Environment, extras: Extras) -> Check:
     gib = 1024**3
     if ram >= vram:
         return Check("memory", "ok", f"{ram / gib:.1f} GiB RAM for {vram / gib:.1f} GiB VRAM")
-    return Check("memory", "warn",
-                 f"{ram / gib:.1f} GiB RAM is less than the GPUs' {vram / gib:.1f} GiB VRAM: a model that fills the card "
-                 "is loaded through RAM first and the process is killed",
-                 "add RAM or swap, or load weights straight to the device (safetensors, device_map)")
+    return Check(
+        "memory",
+        "warn",
+        f"{ram / gib:.1f} GiB RAM is less than the GPUs' {vram / gib:.1f} GiB VRAM: a model that fills the card "
+        "is loaded through RAM first and the process is killed",
+        "add RAM or swap, or load weights straight to the device (safetensors, device_map)",
+    )
 
 
 CHECKS: tuple[Callable[[Environment, Extras], Check], ...] = (
-    check_wsl, check_driver, check_kfd_access, check_torch_installed, check_torch_build,
-    check_gfx_in_build, check_override, check_igpu, check_pair, check_miopen, check_memory,
+    check_wsl,
+    check_driver,
+    check_kfd_access,
+    check_torch_installed,
+    check_torch_build,
+    check_gfx_in_build,
+    check_override,
+    check_igpu,
+    check_pair,
+    check_miopen,
+    check_memory,
 )
 
 
@@ -327,7 +369,12 @@ def problems(checks: list[Check]) -> list[Check]:
 
 #: the checks that need no torch: what the pytest header can afford before any test asked for torch
 SYSTEM_CHECKS: tuple[Callable[[Environment, Extras], Check], ...] = (
-    check_wsl, check_driver, check_kfd_access, check_override, check_igpu, check_memory,
+    check_wsl,
+    check_driver,
+    check_kfd_access,
+    check_override,
+    check_igpu,
+    check_memory,
 )
 
 

@@ -29,9 +29,7 @@ def environment_warnings(env: Environment) -> list[str]:
         warnings.append(f"{env.torch_error}, but the kernel reports {_kernel_gpus(env)}")
     elif env.torch and not env.hip and amd_gpus:
         kind = f"a CUDA build ({env.torch})" if env.cuda else f"a CPU-only build ({env.torch})"
-        warnings.append(
-            f"torch is {kind} but the kernel reports {_kernel_gpus(env)}: install a ROCm build of torch"
-        )
+        warnings.append(f"torch is {kind} but the kernel reports {_kernel_gpus(env)}: install a ROCm build of torch")
     for device in env.devices:
         if device.in_build is False:
             expect = "hipErrorNoBinaryForGpu" if env.backend == "rocm" else "'no kernel image is available'"

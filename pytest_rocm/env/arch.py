@@ -76,9 +76,7 @@ def parse_override(value: str) -> str:
     """
     m = _OVERRIDE_RE.match(value.strip())
     if not m:
-        raise ValueError(
-            f"HSA_OVERRIDE_GFX_VERSION={value!r} is not major.minor.stepping (three decimal numbers)"
-        )
+        raise ValueError(f"HSA_OVERRIDE_GFX_VERSION={value!r} is not major.minor.stepping (three decimal numbers)")
     major, minor, stepping = (int(g) for g in m.groups())
     if major == 0 or minor > 99 or stepping > 99:
         raise ValueError(f"HSA_OVERRIDE_GFX_VERSION={value!r} names no GPU architecture")

@@ -54,7 +54,7 @@ def _probe(errors: list[str], what: str, fn: Callable[[], T], default: T) -> T:
         return fn()
     except FileNotFoundError:
         return default
-    except Exception as exc:  # noqa: BLE001 - detection never raises
+    except Exception as exc:
         errors.append(f"{what}: {_reason(exc)}")
         return default
 
@@ -95,13 +95,13 @@ def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
     """The GPU nodes of the KFD topology, in node order (numeric: node 10 after node 2)."""
     names = _probe(errors, KFD_NODES, lambda: seam.listdir(KFD_NODES), [])
     gpus: list[SystemGpu] = []
-    for node in sorted((int(n) for n in names if n.isdigit())):
+    for node in sorted(int(n) for n in names if n.isdigit()):
         base = f"{KFD_NODES}/{node}"
         try:
             props = parse_properties(seam.read_text(f"{base}/properties"))
         except FileNotFoundError:
             continue
-        except Exception as exc:  # noqa: BLE001 - EPERM on a node hidden by the cgroup: not fatal
+        except Exception as exc:
             errors.append(f"{base}/properties: {_reason(exc)}")
             continue
         gpu_id = _probe(errors, f"{base}/gpu_id", lambda: int(seam.read_text(f"{base}/gpu_id")), None)
@@ -279,7 +279,7 @@ def detect_torch(env: Environment, seam: Seam) -> None:
     errors = env.system.errors
     try:
         torch = seam.load_torch()
-    except BaseException as exc:  # noqa: BLE001 - a broken torch can raise anything, even SystemExit
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         env.torch_error = _torch_error(exc)
@@ -333,12 +333,12 @@ def detect_environment(seam: Seam | None = None) -> Environment:
     try:
         env.system = detect_system(seam)
         env.system.errors[:0] = errors
-    except Exception as exc:  # noqa: BLE001 - belt and braces: each probe is already wrapped
+    except Exception as exc:
         env.system.errors.append(f"system: {_reason(exc)}")
     try:
         detect_torch(env, seam)
         assign_hardware_gfx(env)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         env.system.errors.append(f"torch: {_reason(exc)}")
     return env
 

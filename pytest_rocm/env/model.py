@@ -132,16 +132,18 @@ class Environment:
             raise EnvironmentFileError(f"{source}: schema is {schema!r}, expected {SCHEMA!r}")
         backend = data.get("backend", "cpu")
         if backend not in BACKENDS:
-            raise EnvironmentFileError(
-                f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}"
-            )
-        devices = [_build(Device, d, f"{source}: devices[{i}]")
-                   for i, d in enumerate(_list(data.get("devices"), f"{source}: devices"))]
+            raise EnvironmentFileError(f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
+        devices = [
+            _build(Device, d, f"{source}: devices[{i}]")
+            for i, d in enumerate(_list(data.get("devices"), f"{source}: devices"))
+        ]
         system_raw = data.get("system") or {}
         if not isinstance(system_raw, dict):
             raise EnvironmentFileError(f"{source}: system: expected an object, got {type(system_raw).__name__}")
-        gpus = [_build(SystemGpu, g, f"{source}: system.gpus[{i}]")
-                for i, g in enumerate(_list(system_raw.get("gpus"), f"{source}: system.gpus"))]
+        gpus = [
+            _build(SystemGpu, g, f"{source}: system.gpus[{i}]")
+            for i, g in enumerate(_list(system_raw.get("gpus"), f"{source}: system.gpus"))
+        ]
         system = _build(SystemInfo, {k: v for k, v in system_raw.items() if k != "gpus"}, f"{source}: system")
         system.gpus = gpus
         env = _build(cls, {k: v for k, v in data.items() if k not in ("schema", "devices", "system")}, source)
@@ -195,7 +197,7 @@ def _matches(value: Any, annotation: str) -> bool:
     if annotation.startswith("list[") and annotation.endswith("]"):
         return isinstance(value, list) and all(_matches(v, annotation[5:-1]) for v in value)
     if annotation.startswith("dict[str, ") and annotation.endswith("]"):
-        inner = annotation[len("dict[str, "):-1]
+        inner = annotation[len("dict[str, ") : -1]
         return isinstance(value, dict) and all(isinstance(k, str) and _matches(v, inner) for k, v in value.items())
     return True
 

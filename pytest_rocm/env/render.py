@@ -61,8 +61,10 @@ def format_summary(env: Environment, warnings: list[str]) -> str:
     else:
         lines.append(f"amdgpu     {'not loaded' if system.amdgpu_loaded is False else 'unknown'}")
     lines.append(f"ROCm       {system.rocm_version or 'no /opt/rocm/.info/version'}")
-    lines.append(f"host       {env.platform or '?'}, python {env.python or '?'}, memory "
-                 f"{format_size(system.memory_total) if system.memory_total else '?'}{', WSL' if system.wsl else ''}")
+    lines.append(
+        f"host       {env.platform or '?'}, python {env.python or '?'}, memory "
+        f"{format_size(system.memory_total) if system.memory_total else '?'}{', WSL' if system.wsl else ''}"
+    )
     set_vars = [f"{k}={v}" for k, v in env.variables.items() if v is not None]
     lines.append(f"variables  {' '.join(set_vars) if set_vars else 'none set'}")
     libs = [f"{k} {v}" for k, v in env.libraries.items() if v]

@@ -122,7 +122,7 @@ class Seam:
         """Import torch (or the test's fake). Raises whatever the import raises."""
         if self._torch_loader is not None:
             return self._torch_loader()
-        import torch  # noqa: PLC0415 - lazily, on purpose
+        import torch
 
         return torch
 

@@ -24,12 +24,16 @@ from pytest_rocm.parity.result import (
     failure_message,
 )
 
-__all__ = ["assert_parity", "ParityResult", "ParityError", "DtypeUnsupported", "MODES"]
+__all__ = ["MODES", "DtypeUnsupported", "ParityError", "ParityResult", "assert_parity"]
 
 MODES = ("absolute", "cpu-relative")
 
-_TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
-                 "float16": torch.float16, "bfloat16": torch.bfloat16}
+_TORCH_DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
 
 # Error texts that mean "this op has no kernel for this dtype here" rather than a bug:
 # '"addmm_impl_cpu_" not implemented for 'Half'', 'Unsupported dtype BFloat16', ...
@@ -92,14 +96,14 @@ def assert_parity(
     k = reduction_length if reduction_length is not None else _infer_reduction_length(args, kwargs)
     result = ParityResult(name=op, mode=mode, device=str(dev), dtypes=dtype_names)
 
-    ref_out, ref_grads = _run(reference_fn or fn, args, kwargs, torch.device("cpu"),
-                              _TORCH_DTYPES[ref_dtype], grad, seed)
+    ref_out, ref_grads = _run(
+        reference_fn or fn, args, kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], grad, seed
+    )
     try:
         ref_leaves = [(p, Reference(t) if t is not None else None) for p, t in _leaves(ref_out, op)]
     except _Structure as exc:
         raise _structure_failure(result, dtype_names, f"the reference run: {exc}") from None
-    ref_leaves += [(f"{op}.grad[{i}]", Reference(g) if g is not None else None)
-                   for i, g in enumerate(ref_grads)]
+    ref_leaves += [(f"{op}.grad[{i}]", Reference(g) if g is not None else None) for i, g in enumerate(ref_grads)]
 
     for dtype in dtype_names:
         tol = tols.resolve(dtype, k, [base_layer.get(dtype, {}), call_layer, per_dtype.get(dtype, {})])
@@ -108,8 +112,9 @@ def assert_parity(
             floors: dict[str, float] | None = None
             cpu_refs: dict[str, Reference] = {}
             if mode == "cpu-relative":
-                cpu_out, cpu_grads = _run(baseline or fn, args, kwargs, torch.device("cpu"),
-                                          _TORCH_DTYPES[dtype], grad, seed)
+                cpu_out, cpu_grads = _run(
+                    baseline or fn, args, kwargs, torch.device("cpu"), _TORCH_DTYPES[dtype], grad, seed
+                )
                 floors, cpu_refs = _cpu_floors(ref_leaves, _all_leaves(cpu_out, cpu_grads, op), tol)
         except (RuntimeError, NotImplementedError, TypeError) as exc:
             if not _UNSUPPORTED.search(str(exc)):
@@ -128,25 +133,32 @@ def assert_parity(
             base = Comparison(dtype, path, mode, False, None)
             if floors is not None:
                 base.cpu_factor, base.cpu_max_abs = float(cpu_factor), floors[path]
-            result.comparisons.append(_compare(got, cpu_refs.get(path, ref), tol, base,
-                                               cpu_factor, allow_vacuous))
+            result.comparisons.append(_compare(got, cpu_refs.get(path, ref), tol, base, cpu_factor, allow_vacuous))
 
     if result.failures:
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
         backend = _backend(dev)
         listed = "; ".join(f"{d}: {m}" for d, m in result.unsupported.items())
-        raise DtypeUnsupported(f"{op} does not support {', '.join(result.unsupported)} on {backend} "
-                               f"({listed})", op, dict(result.unsupported), backend, result)
+        raise DtypeUnsupported(
+            f"{op} does not support {', '.join(result.unsupported)} on {backend} ({listed})",
+            op,
+            dict(result.unsupported),
+            backend,
+            result,
+        )
     return result
 
 
-def _compare(got: torch.Tensor, ref: Reference, tol: tols.Tolerance, base: Comparison,
-             cpu_factor: float, allow_vacuous: bool) -> Comparison:
+def _compare(
+    got: torch.Tensor, ref: Reference, tol: tols.Tolerance, base: Comparison, cpu_factor: float, allow_vacuous: bool
+) -> Comparison:
     if got.is_floating_point() != ref.is_float or got.shape != ref.tensor.shape:
         base.ok, base.kind = False, "structure"
-        base.detail = (f"output {base.name}: got {tuple(got.shape)} {got.dtype}, "
-                       f"reference {tuple(ref.tensor.shape)} {ref.tensor.dtype}")
+        base.detail = (
+            f"output {base.name}: got {tuple(got.shape)} {got.dtype}, "
+            f"reference {tuple(ref.tensor.shape)} {ref.tensor.dtype}"
+        )
         return base
     if not ref.is_float:
         return compare_exact(got, ref, base)
@@ -154,9 +166,11 @@ def _compare(got: torch.Tensor, ref: Reference, tol: tols.Tolerance, base: Compa
     return compare_float(got, ref, tol, base, floor=floor, allow_vacuous=allow_vacuous)
 
 
-def _cpu_floors(ref_leaves: list[tuple[str, Reference | None]],
-                cpu_leaves: list[tuple[str, torch.Tensor | None]],
-                tol: tols.Tolerance) -> tuple[dict[str, float], dict[str, Reference]]:
+def _cpu_floors(
+    ref_leaves: list[tuple[str, Reference | None]],
+    cpu_leaves: list[tuple[str, torch.Tensor | None]],
+    tol: tols.Tolerance,
+) -> tuple[dict[str, float], dict[str, Reference]]:
     """The CPU same-dtype run's max error per float output; its integer outputs become the reference."""
     _check_same_paths(ref_leaves, cpu_leaves)
     floors: dict[str, float] = {}
@@ -181,6 +195,7 @@ def _structure_failure(result: ParityResult, dtypes: tuple[str, ...], why: str) 
 
 
 # ---- inputs and runs -------------------------------------------------------------------------
+
 
 def _check_dtypes(dtypes: Sequence[str] | str) -> tuple[str, ...]:
     if isinstance(dtypes, (str, torch.dtype)):
@@ -235,8 +250,9 @@ def _infer_reduction_length(args: Any, kwargs: Any) -> int:
     return max(longest)
 
 
-def _run(fn: Callable[..., Any], args: Any, kwargs: Any, dev: torch.device, dtype: torch.dtype,
-         grad: bool, seed: int) -> tuple[Any, list[torch.Tensor | None]]:
+def _run(
+    fn: Callable[..., Any], args: Any, kwargs: Any, dev: torch.device, dtype: torch.dtype, grad: bool, seed: int
+) -> tuple[Any, list[torch.Tensor | None]]:
     """One run on fresh copies of the inputs; with ``grad`` also the inputs' gradients."""
     leaves: list[torch.Tensor] = []
 
@@ -277,6 +293,7 @@ def _input_grads(out: Any, leaves: list[torch.Tensor], seed: int) -> list[torch.
 
 # ---- outputs ---------------------------------------------------------------------------------
 
+
 def _leaves(obj: Any, path: str) -> Iterator[tuple[str, torch.Tensor | None]]:
     """(path, tensor) for every output leaf; None leaves are kept; anything else is a structure error."""
     if obj is None or isinstance(obj, torch.Tensor):
@@ -289,8 +306,10 @@ def _leaves(obj: Any, path: str) -> Iterator[tuple[str, torch.Tensor | None]]:
             yield from _leaves(obj[key], f"{path}[{key!r}]")
     else:
         where = f" at {path}" if path else ""
-        raise _Structure(f"fn returned {type(obj).__name__} {obj!r:.40}{where}; parity compares "
-                         "tensors or tuples/lists/dicts of tensors")
+        raise _Structure(
+            f"fn returned {type(obj).__name__} {obj!r:.40}{where}; parity compares "
+            "tensors or tuples/lists/dicts of tensors"
+        )
 
 
 def _all_leaves(out: Any, grads: list[torch.Tensor | None], op: str) -> list[tuple[str, torch.Tensor | None]]:
@@ -303,8 +322,7 @@ def _check_same_paths(ref: Sequence[tuple[str, Any]], got: Sequence[tuple[str, A
     if ref_paths != got_paths:
         missing = [p for p in ref_paths if p not in got_paths]
         extra = [p for p in got_paths if p not in ref_paths]
-        raise _Structure(f"outputs differ from the reference's: missing {_paths(missing)}, "
-                         f"unexpected {_paths(extra)}")
+        raise _Structure(f"outputs differ from the reference's: missing {_paths(missing)}, unexpected {_paths(extra)}")
 
 
 def _paths(items: list[tuple[str, bool]]) -> str:

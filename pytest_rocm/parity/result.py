@@ -128,8 +128,9 @@ class DtypeUnsupported(Exception):
     Raised only when every dtype that did run passed (otherwise ParityError wins).
     """
 
-    def __init__(self, message: str, op: str, dtypes: dict[str, str], backend: str,
-                 result: ParityResult | None = None) -> None:
+    def __init__(
+        self, message: str, op: str, dtypes: dict[str, str], backend: str, result: ParityResult | None = None
+    ) -> None:
         super().__init__(message)
         self.op = op
         self.dtypes = dtypes
@@ -164,16 +165,36 @@ def _pair(got: float, expected: float) -> str:
 
 def format_table(result: ParityResult) -> str:
     """A compact fixed-width table, one line per comparison, failures marked."""
-    header = ("dtype", "output", "status", "max_abs", "max_rel", "normwise", "n_bad",
-              "worst [index] got vs expected", "tolerance rtol/atol/normwise")
+    header = (
+        "dtype",
+        "output",
+        "status",
+        "max_abs",
+        "max_rel",
+        "normwise",
+        "n_bad",
+        "worst [index] got vs expected",
+        "tolerance rtol/atol/normwise",
+    )
     rows = [header]
     for c in result.comparisons:
         status = "ok" if c.ok and c.kind is None else (c.kind or "ok") + ("" if not c.ok else " (allowed)")
         tol = f"{_num(c.rtol)}/{_num(c.atol)}/{_num(c.normwise_tol)}"
         if c.cpu_max_abs is not None:
             tol += f" or <={_num(c.cpu_factor)}x cpu {_num(c.cpu_max_abs)}"
-        rows.append((c.dtype, c.name, status, _num(c.max_abs), _num(c.max_rel), _num(c.normwise),
-                     f"{c.n_bad}/{c.numel}", _worst(c), tol))
+        rows.append(
+            (
+                c.dtype,
+                c.name,
+                status,
+                _num(c.max_abs),
+                _num(c.max_rel),
+                _num(c.normwise),
+                f"{c.n_bad}/{c.numel}",
+                _worst(c),
+                tol,
+            )
+        )
     for dtype, text in result.unsupported.items():
         rows.append((dtype, result.name, "unsupported", "-", "-", "-", "-", "-", text[:60]))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
@@ -188,6 +209,5 @@ def format_table(result: ParityResult) -> str:
 
 def failure_message(result: ParityResult) -> str:
     kinds = sorted({c.kind for c in result.failures if c.kind}, key=KINDS.index)
-    head = (f"parity {', '.join(kinds)}: {result.name} on {result.device} "
-            f"(mode {result.mode}, reference float64 on cpu)")
+    head = f"parity {', '.join(kinds)}: {result.name} on {result.device} (mode {result.mode}, reference float64 on cpu)"
     return head + "\n" + result.table()

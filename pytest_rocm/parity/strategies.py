@@ -32,10 +32,15 @@ from pytest_rocm.parity.tolerances import canonical_dtype
 
 PROFILE = "rocm-gpu"
 
-_FLOAT = {"float64": torch.float64, "float32": torch.float32,
-          "float16": torch.float16, "bfloat16": torch.bfloat16}
-_INT = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
-        "int32": torch.int32, "int64": torch.int64}
+_FLOAT = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_INT = {
+    "bool": torch.bool,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+}
 
 #: magnitude of generated values when no range is given: large enough to exercise exponents,
 #: small enough that products and short sums stay finite in float16
@@ -54,8 +59,11 @@ def profile_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "derandomize": in_ci,
         "print_blob": True,
         # parity and rocm_device are function-scoped but hold nothing an example could leave behind
-        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
-                                  HealthCheck.function_scoped_fixture],
+        "suppress_health_check": [
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
     }
 
 
@@ -67,11 +75,13 @@ def rocm_gpu_settings(**overrides: Any) -> settings:
     return settings(settings.get_profile(PROFILE), **overrides)
 
 
-def shapes(min_dims: int = 1, max_dims: int = 3, min_side: int = 1, max_side: int = 16,
-           max_numel: int = 4096) -> st.SearchStrategy[tuple[int, ...]]:
+def shapes(
+    min_dims: int = 1, max_dims: int = 3, min_side: int = 1, max_side: int = 16, max_numel: int = 4096
+) -> st.SearchStrategy[tuple[int, ...]]:
     """Tensor shapes, at most ``max_numel`` elements (keeps examples cheap)."""
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                            max_side=max_side).filter(lambda s: math.prod(s) <= max_numel)
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side).filter(
+        lambda s: math.prod(s) <= max_numel
+    )
 
 
 @st.composite
@@ -90,8 +100,9 @@ def _dtype(name: Any) -> tuple[str, torch.dtype]:
     return canonical, _FLOAT[canonical]
 
 
-def _float_range(dtype: torch.dtype, min_value: float | None, max_value: float | None,
-                 exact_in: Sequence[torch.dtype]) -> tuple[float, float]:
+def _float_range(
+    dtype: torch.dtype, min_value: float | None, max_value: float | None, exact_in: Sequence[torch.dtype]
+) -> tuple[float, float]:
     limit = min(torch.finfo(d).max for d in (dtype, *exact_in))
     lo = -DEFAULT_MAGNITUDE if min_value is None else float(min_value)
     hi = DEFAULT_MAGNITUDE if max_value is None else float(max_value)
@@ -106,8 +117,17 @@ def _float_range(dtype: torch.dtype, min_value: float | None, max_value: float |
 
 def _special_values(dtype: torch.dtype) -> list[float]:
     info = torch.finfo(dtype)
-    return [0.0, -0.0, math.nan, math.inf, -math.inf, info.max, -info.max, info.tiny,
-            info.smallest_normal / 4]  # the last one is subnormal in the dtype
+    return [
+        0.0,
+        -0.0,
+        math.nan,
+        math.inf,
+        -math.inf,
+        info.max,
+        -info.max,
+        info.tiny,
+        info.smallest_normal / 4,
+    ]  # the last one is subnormal in the dtype
 
 
 def _on_grid(values: torch.Tensor, dtypes: Sequence[torch.dtype]) -> torch.Tensor:
@@ -129,7 +149,7 @@ def _grid_bounds(lo: float, hi: float, dtypes: Sequence[torch.dtype]) -> tuple[f
         for _ in range(8):  # one step along the coarsest grid is enough in practice
             if (float(bounds[i]) >= limit) if i == 0 else (float(bounds[i]) <= limit):
                 break
-            step = torch.nextafter(bounds[i:i + 1].to(coarsest), torch.tensor([inward], dtype=coarsest))
+            step = torch.nextafter(bounds[i : i + 1].to(coarsest), torch.tensor([inward], dtype=coarsest))
             bounds[i] = _on_grid(step.to(torch.float64), dtypes)[0]
     low, high = float(bounds[0]), float(bounds[1])
     if low > high:
@@ -138,9 +158,16 @@ def _grid_bounds(lo: float, hi: float, dtypes: Sequence[torch.dtype]) -> tuple[f
     return low, high
 
 
-def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | None = None,
-            max_value: float | None = None, special_values: bool = False,
-            exact_in: Sequence[Any] = (), device: Any = "cpu") -> st.SearchStrategy[torch.Tensor]:
+def tensors(
+    dtype: Any = "float32",
+    shape: Any = None,
+    *,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    special_values: bool = False,
+    exact_in: Sequence[Any] = (),
+    device: Any = "cpu",
+) -> st.SearchStrategy[torch.Tensor]:
     """Tensors of ``dtype`` with a shape drawn from ``shape`` (a strategy or a fixed tuple;
     default :func:`shapes`), values in [min_value, max_value] (default ±100).
 
@@ -149,8 +176,9 @@ def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | Non
     dtypes (int8..int64, uint8, bool) draw integers in range.
     """
     name, torch_dtype = _dtype(dtype)
-    shape_strategy = shapes() if shape is None else (
-        shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape)))
+    shape_strategy = (
+        shapes() if shape is None else (shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape)))
+    )
     if name in _INT:
         return _int_tensors(torch_dtype, shape_strategy, min_value, max_value, device)
     grids = [_dtype(d)[1] for d in exact_in]
@@ -173,9 +201,13 @@ def tensors(dtype: Any = "float32", shape: Any = None, *, min_value: float | Non
     return build()
 
 
-def _int_tensors(dtype: torch.dtype, shape_strategy: st.SearchStrategy[tuple[int, ...]],
-                 min_value: float | None, max_value: float | None,
-                 device: Any) -> st.SearchStrategy[torch.Tensor]:
+def _int_tensors(
+    dtype: torch.dtype,
+    shape_strategy: st.SearchStrategy[tuple[int, ...]],
+    min_value: float | None,
+    max_value: float | None,
+    device: Any,
+) -> st.SearchStrategy[torch.Tensor]:
     info = (0, 1) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
     lo = info[0] if min_value is None else int(min_value)
     hi = info[1] if max_value is None else int(max_value)

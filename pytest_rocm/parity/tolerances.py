@@ -140,9 +140,7 @@ def check_per_dtype(tolerances: Mapping[Any, Mapping[str, Any]] | None) -> dict[
     return out
 
 
-def resolve(
-    dtype: str, reduction_length: int, layers: Iterable[Mapping[str, float]]
-) -> Tolerance:
+def resolve(dtype: str, reduction_length: int, layers: Iterable[Mapping[str, float]]) -> Tolerance:
     """Defaults, then each layer (lowest precedence first) overriding the keys it sets."""
     values = default_tolerance(dtype, reduction_length).as_dict()
     for layer in layers:

@@ -100,7 +100,9 @@ def _junit(config: pytest.Config) -> Any:
 def _needs_environment_now(config: pytest.Config) -> bool:
     s = state.get_state(config).settings
     return bool(
-        s.gfx or isinstance(s.device, int) or s.require_gpu
+        s.gfx
+        or isinstance(s.device, int)
+        or s.require_gpu
         or config.pluginmanager.hasplugin("dsession")  # xdist controller: workers get it at startup
         or _junit(config) is not None
     )
@@ -109,8 +111,10 @@ def _needs_environment_now(config: pytest.Config) -> bool:
 def require_gpu_problem(sel: state.Selection, settings: options.Settings) -> str | None:
     """The usage error --rocm-require-gpu raises for this selection, or None."""
     if sel.plan:
-        return (f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
-                f"{','.join(settings.gfx)} only plans for {sel.plan}")
+        return (
+            f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
+            f"{','.join(settings.gfx)} only plans for {sel.plan}"
+        )
     if sel.device is None:
         return f"{settings.require_gpu_source}: no GPU to test on: {sel.no_device}"
     return None

@@ -51,38 +51,49 @@ def header_line(sel: Selection, source: str) -> str:
 def verbose_lines(env: Environment) -> list[str]:
     """The whole environment, one fact group a line (``-v``)."""
     ind = PREFIX + "  "
-    out = [ind + f"torch {env.torch or '-'}, hip {env.hip or '-'}, cuda {env.cuda or '-'}"
-           + (f" ({env.torch_error})" if env.torch_error else "")]
+    out = [
+        ind
+        + f"torch {env.torch or '-'}, hip {env.hip or '-'}, cuda {env.cuda or '-'}"
+        + (f" ({env.torch_error})" if env.torch_error else "")
+    ]
     out.append(ind + f"arch list: {', '.join(env.arch_list) or '-'}")
     for d in env.devices:
         feats = ",".join(f"{k}{'+' if v else '-'}" for k, v in d.features.items()) or "-"
         mem = format_size(d.total_memory) if d.total_memory else "?"
         in_build = {True: "yes", False: "NO", None: "?"}[d.in_build]
-        out.append(ind + f"device {d.index}: {d.name}, arch {d.arch}, silicon {d.hardware_gfx or '?'}, "
-                   f"features {feats}, memory {mem}, compute units {d.compute_units or '?'}, "
-                   f"in build {in_build}")
+        out.append(
+            ind + f"device {d.index}: {d.name}, arch {d.arch}, silicon {d.hardware_gfx or '?'}, "
+            f"features {feats}, memory {mem}, compute units {d.compute_units or '?'}, "
+            f"in build {in_build}"
+        )
     s = env.system
     yes = {True: "yes", False: "no", None: "?"}
-    out.append(ind + f"system: kfd {yes[s.kfd]}, kfd access {yes[s.kfd_access]}, groups "
-               f"{','.join(s.groups) or '-'}, amdgpu {s.amdgpu_version or yes[s.amdgpu_loaded]}, "
-               f"ROCm installed {s.rocm_version or '-'}")
+    out.append(
+        ind + f"system: kfd {yes[s.kfd]}, kfd access {yes[s.kfd_access]}, groups "
+        f"{','.join(s.groups) or '-'}, amdgpu {s.amdgpu_version or yes[s.amdgpu_loaded]}, "
+        f"ROCm installed {s.rocm_version or '-'}"
+    )
     for g in s.gpus:
         vram = format_size(g.vram) if g.vram else "?"
-        out.append(ind + f"kernel gpu node {g.node}: {g.gfx or '?'}, vram {vram}, "
-                   f"render minor {g.render_minor if g.render_minor is not None else '?'}")
+        out.append(
+            ind + f"kernel gpu node {g.node}: {g.gfx or '?'}, vram {vram}, "
+            f"render minor {g.render_minor if g.render_minor is not None else '?'}"
+        )
     for err in s.errors:
         out.append(ind + f"unreadable: {err}")
     set_vars = [f"{k}={v}" for k, v in env.variables.items() if v is not None]
     out.append(ind + f"variables: {' '.join(set_vars) or 'none set'}")
     libs = [f"{k} {v}" for k, v in env.libraries.items() if v]
     missing = [k for k, v in env.libraries.items() if not v]
-    out.append(ind + f"libraries: {', '.join(libs) or '-'}" + (f"; not installed: {', '.join(missing)}" if missing else ""))
+    out.append(
+        ind + f"libraries: {', '.join(libs) or '-'}" + (f"; not installed: {', '.join(missing)}" if missing else "")
+    )
     out.append(ind + f"python {env.python or '?'} on {env.platform or '?'}")
     return out
 
 
 def header_lines(sel: Selection, source: str, verbose: int) -> list[str]:
-    lines = warnings(sel) + [header_line(sel, source)]
+    lines = [*warnings(sel), header_line(sel, source)]
     if verbose > 0:
         lines += verbose_lines(sel.env)
     return lines

@@ -117,8 +117,9 @@ def _p_feature(name: str) -> tuple[Any, ...]:
     return (name.strip(),)
 
 
-def _p_tolerance(dtype: str, rtol: float | None = None, atol: float | None = None,
-                 normwise: float | None = None) -> tuple[Any, ...]:
+def _p_tolerance(
+    dtype: str, rtol: float | None = None, atol: float | None = None, normwise: float | None = None
+) -> tuple[Any, ...]:
     # the table lives with parity (torch-free module); validated here with every other marker
     from pytest_rocm.parity.tolerances import parse_marker
 
@@ -153,22 +154,39 @@ SPECS: dict[str, MarkerSpec] = {
         MarkerSpec("gpu", _p_none, "run only where an accelerator (ROCm or CUDA device) is present."),
         MarkerSpec("gpus", _p_gpus, "run only where n accelerators are present."),
         MarkerSpec("rocm", _p_none, "run only where the torch backend is ROCm (HIP)."),
-        MarkerSpec("gfx", _p_gfx, "run only where the device architecture matches one pattern: "
-                   "exact gfx1100, glob gfx11*, family rdna3."),
+        MarkerSpec(
+            "gfx",
+            _p_gfx,
+            "run only where the device architecture matches one pattern: exact gfx1100, glob gfx11*, family rdna3.",
+        ),
         MarkerSpec("skip_gfx", _p_skip_gfx, "skip where the device architecture matches (known broken)."),
         MarkerSpec("xfail_gfx", _p_xfail_gfx, "expect failure where the device architecture matches."),
-        MarkerSpec("rocm_version", _p_version, "run only where the ROCm version satisfies a PEP 440 "
-                   "specifier ('>=6.1,<6.3')."),
-        MarkerSpec("torch_version", _p_version, "run only where the torch version satisfies a PEP 440 "
-                   "specifier; nightlies count as their release."),
-        MarkerSpec("min_vram", _p_min_vram, "run only where the device has at least that much memory "
-                   "('16GiB' or bytes)."),
-        MarkerSpec("requires", _p_requires, "run only where a distribution is installed at that version "
-                   "('bitsandbytes>=0.43'); absent is the outcome not-installed.", needs_env=False),
+        MarkerSpec(
+            "rocm_version", _p_version, "run only where the ROCm version satisfies a PEP 440 specifier ('>=6.1,<6.3')."
+        ),
+        MarkerSpec(
+            "torch_version",
+            _p_version,
+            "run only where the torch version satisfies a PEP 440 specifier; nightlies count as their release.",
+        ),
+        MarkerSpec(
+            "min_vram", _p_min_vram, "run only where the device has at least that much memory ('16GiB' or bytes)."
+        ),
+        MarkerSpec(
+            "requires",
+            _p_requires,
+            "run only where a distribution is installed at that version "
+            "('bitsandbytes>=0.43'); absent is the outcome not-installed.",
+            needs_env=False,
+        ),
         MarkerSpec("feature", _p_feature, "name the compatibility-table row of this test.", needs_env=False),
-        MarkerSpec("tolerance", _p_tolerance, "parity tolerance for one dtype (float32, float16, bfloat16) "
-                   "in this test; overrides the default table, arguments of parity(...) override it.",
-                   needs_env=False),
+        MarkerSpec(
+            "tolerance",
+            _p_tolerance,
+            "parity tolerance for one dtype (float32, float16, bfloat16) "
+            "in this test; overrides the default table, arguments of parity(...) override it.",
+            needs_env=False,
+        ),
     )
 }
 NAMES = frozenset(SPECS)
@@ -309,8 +327,7 @@ def evaluate_one(p: Parsed, sel: Selection, version_of: Callable[[str], str | No
     return Decision()  # feature: read by the report, decides nothing
 
 
-def evaluate(parsed: Iterable[Parsed], sel: Selection | None,
-             version_of: Callable[[str], str | None]) -> Decision:
+def evaluate(parsed: Iterable[Parsed], sel: Selection | None, version_of: Callable[[str], str | None]) -> Decision:
     """The first skip in marker order wins; otherwise the first xfail; otherwise run."""
     xfail = None
     for p in parsed:
@@ -323,8 +340,9 @@ def evaluate(parsed: Iterable[Parsed], sel: Selection | None,
     return Decision(xfail=xfail)
 
 
-def library_lookup(recorded: dict[str, str | None] | None,
-                   installed: Callable[[str], str | None]) -> Callable[[str], str | None]:
+def library_lookup(
+    recorded: dict[str, str | None] | None, installed: Callable[[str], str | None]
+) -> Callable[[str], str | None]:
     """Version lookup for ``requires``: a recorded environment's libraries when it lists the
     distribution (decisions follow the recording), else this machine's package metadata."""
     from packaging.utils import canonicalize_name

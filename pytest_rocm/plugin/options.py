@@ -32,34 +32,46 @@ class OptionSpec:
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
-        "rocm_gfx", "--rocm-gfx", "PYTEST_ROCM_GFX",
+        "rocm_gfx",
+        "--rocm-gfx",
+        "PYTEST_ROCM_GFX",
         "architectures under test, comma separated (gfx1100, gfx11*, rdna3): tests run on the "
         "first device that matches; no device at all makes the run a plan for the first one",
         metavar="PATTERNS",
     ),
     OptionSpec(
-        "rocm_device", "--rocm-device", "PYTEST_ROCM_DEVICE",
+        "rocm_device",
+        "--rocm-device",
+        "PYTEST_ROCM_DEVICE",
         "force the device under test: cpu (reference baseline), cuda or cuda:N",
         metavar="DEVICE",
     ),
     OptionSpec(
-        "rocm_env", "--rocm-env", "PYTEST_ROCM_ENV",
-        "decide markers from an environment recorded by `rocm-compat env --json` instead of "
-        "detecting this machine",
-        metavar="FILE", has_ini=False,
+        "rocm_env",
+        "--rocm-env",
+        "PYTEST_ROCM_ENV",
+        "decide markers from an environment recorded by `rocm-compat env --json` instead of detecting this machine",
+        metavar="FILE",
+        has_ini=False,
     ),
     OptionSpec(
-        "rocm_require_gpu", "--rocm-require-gpu", "PYTEST_ROCM_REQUIRE_GPU",
+        "rocm_require_gpu",
+        "--rocm-require-gpu",
+        "PYTEST_ROCM_REQUIRE_GPU",
         "no accelerator to test on is a usage error, not a page of skips (CI runners)",
         is_flag=True,
     ),
     OptionSpec(
-        "rocm_report", "--rocm-report", "PYTEST_ROCM_REPORT",
+        "rocm_report",
+        "--rocm-report",
+        "PYTEST_ROCM_REPORT",
         "write the compatibility report (JSON, schema pytest-rocm/report/1) to FILE",
         metavar="FILE",
     ),
     OptionSpec(
-        "rocm_label", "--rocm-label", "PYTEST_ROCM_LABEL",
+        "rocm_label",
+        "--rocm-label",
+        "PYTEST_ROCM_LABEL",
         "the report's column label (default built from backend, torch, rocm and gfx)",
         metavar="TEXT",
     ),
@@ -192,8 +204,7 @@ def resolve(config: pytest.Config) -> Settings:
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(
-            f"{settings.require_gpu_source} contradicts {settings.device_source}=cpu: "
-            "the CPU is not an accelerator"
+            f"{settings.require_gpu_source} contradicts {settings.device_source}=cpu: the CPU is not an accelerator"
         )
     return settings
 

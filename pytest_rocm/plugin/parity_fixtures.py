@@ -31,8 +31,9 @@ def marker_tolerances(item: pytest.Item) -> dict[str, dict[str, float]]:
 class Parity:
     """``parity(fn, *args, **kw)``: assert_parity on the test's device with its tolerance markers."""
 
-    def __init__(self, request: pytest.FixtureRequest, device: Any,
-                 marker: dict[str, dict[str, float]], dtype: str | None) -> None:
+    def __init__(
+        self, request: pytest.FixtureRequest, device: Any, marker: dict[str, dict[str, float]], dtype: str | None
+    ) -> None:
         self.request = request
         self.device = device
         self.marker_tolerances = marker
@@ -61,8 +62,10 @@ class Parity:
             raise
         except DtypeUnsupported as exc:
             self._record(exc.result)
-            pytest.skip(f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
-                        + "; ".join(exc.dtypes.values()))
+            pytest.skip(
+                f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
+                + "; ".join(exc.dtypes.values())
+            )
         self._record(result)
         return result
 

@@ -145,16 +145,17 @@ def select(env: Environment, settings: Settings) -> Selection:
     devices = tuple(env.devices)
     if settings.forced_cpu:
         return Selection(
-            env, None, (), forced_cpu=True,
+            env,
+            None,
+            (),
+            forced_cpu=True,
             no_device=f"the device under test is the CPU ({settings.device_source}=cpu)",
         )
     if isinstance(settings.device, int):
         chosen = next((d for d in devices if d.index == settings.device), None)
         if chosen is None:
             found = ", ".join(describe_device(d) for d in devices) or f"none ({no_device_reason(env)})"
-            raise SelectionError(
-                f"{settings.device_source}=cuda:{settings.device}: no such device; found {found}"
-            )
+            raise SelectionError(f"{settings.device_source}=cuda:{settings.device}: no such device; found {found}")
         if settings.gfx and not any(arch.matches(p, chosen.arch) for p in settings.gfx):
             raise SelectionError(
                 f"{settings.device_source}=cuda:{settings.device} is {chosen.gfx}, which "
@@ -195,8 +196,13 @@ def _plan(env: Environment, settings: Settings) -> Selection:
         )
     base, features = arch.split_arch(gfx_arch)
     device = Device(
-        index=0, name=f"plan for {base}", arch=gfx_arch, gfx=base, hardware_gfx=base,
-        features=features, in_build=None,
+        index=0,
+        name=f"plan for {base}",
+        arch=gfx_arch,
+        gfx=base,
+        hardware_gfx=base,
+        features=features,
+        in_build=None,
     )
     plan_env = dataclasses.replace(env, backend="rocm", devices=[device])
     return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx))

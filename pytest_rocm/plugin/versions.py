@@ -18,8 +18,15 @@ if TYPE_CHECKING:
 
 
 _UNITS = {
-    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
@@ -34,10 +41,8 @@ def parse_size(value: Any) -> int:
         return value
     m = _SIZE_RE.match(value)
     unit = m.group(2).lower() if m else ""
-    if not m or unit not in _UNITS and unit != "":
-        raise ValueError(
-            f"bad size {value!r}: use bytes or a number with one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB"
-        )
+    if not m or (unit not in _UNITS and unit != ""):
+        raise ValueError(f"bad size {value!r}: use bytes or a number with one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
     size = int(float(m.group(1)) * _UNITS.get(unit, 1))
     if size <= 0:
         raise ValueError(f"bad size {value!r}: must be positive")
@@ -52,7 +57,11 @@ def parse_specifier(spec: Any) -> SpecifierSet:
     try:
         return SpecifierSet(spec)
     except InvalidSpecifier:
-        hint = f" (did you mean '>={spec.strip()}' or '=={spec.strip()}.*'?)" if _leading_version(spec) == spec.strip() else ""
+        hint = (
+            f" (did you mean '>={spec.strip()}' or '=={spec.strip()}.*'?)"
+            if _leading_version(spec) == spec.strip()
+            else ""
+        )
         raise ValueError(f"bad version specifier {spec!r}{hint}") from None
 
 

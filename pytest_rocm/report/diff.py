@@ -68,7 +68,9 @@ def _errors(record: dict[str, Any]) -> dict[tuple[str, str | None], float]:
     return out
 
 
-def compare(base: dict[str, Any], candidate: dict[str, Any], factor: float = 10.0, floor: float = DEFAULT_FLOOR) -> Diff:
+def compare(
+    base: dict[str, Any], candidate: dict[str, Any], factor: float = 10.0, floor: float = DEFAULT_FLOOR
+) -> Diff:
     old, new = index(base), index(candidate)
     diff = Diff(added=sorted(set(new) - set(old)))
     for feature, before in old.items():
@@ -89,7 +91,9 @@ def compare(base: dict[str, Any], candidate: dict[str, Any], factor: float = 10.
             if key in before_errors:
                 reference = max(before_errors[key], floor)
                 if value > factor * reference:  # inf (a new overflow) counts; nan never compares
-                    diff.grown_errors.append(Growth(feature, key[0], key[1], before_errors[key], value, value / reference))
+                    diff.grown_errors.append(
+                        Growth(feature, key[0], key[1], before_errors[key], value, value / reference)
+                    )
     for feature in diff.added:
         if new[feature]["outcome"] in SKIPPING:
             diff.new_skips.append(Change(feature, None, new[feature]["outcome"], new[feature].get("reason")))

@@ -14,10 +14,14 @@ from pytest_rocm.report.outcomes import OUTCOMES
 from pytest_rocm.report.table import STATUSES, Table, environment_line
 
 COLOURS = {  # background, text
-    "passed": ("#c8e6c9", "#1b5e20"), "xpassed": ("#b2dfdb", "#004d40"),
-    "failed": ("#ffcdd2", "#b71c1c"), "error": ("#ffab91", "#7f1d00"),
-    "crashed": ("#e1bee7", "#4a148c"), "timeout": ("#ffe0b2", "#e65100"),
-    "xfailed": ("#fff9c4", "#6d5d00"), "skipped": ("#eeeeee", "#424242"),
+    "passed": ("#c8e6c9", "#1b5e20"),
+    "xpassed": ("#b2dfdb", "#004d40"),
+    "failed": ("#ffcdd2", "#b71c1c"),
+    "error": ("#ffab91", "#7f1d00"),
+    "crashed": ("#e1bee7", "#4a148c"),
+    "timeout": ("#ffe0b2", "#e65100"),
+    "xfailed": ("#fff9c4", "#6d5d00"),
+    "skipped": ("#eeeeee", "#424242"),
     "not-installed": ("#e3f2fd", "#0d47a1"),
 }
 STATUS_COLOURS = {"works everywhere": "#2e7d32", "partial": "#ef6c00", "broken": "#c62828", "untested": "#757575"}
@@ -72,32 +76,46 @@ def _environments(table: Table) -> str:
         env = table.environments[label]
         note = ' <span class="note">interrupted run: partial results</span>' if label in table.interrupted else ""
         source = table.sources.get(label, "")
-        rows.append(f"<tr><th>{_attr(label)}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>")
-    return "<table class=envs><thead><tr><th>column</th><th>environment</th><th>report</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        rows.append(
+            f"<tr><th>{_attr(label)}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>"
+        )
+    return (
+        "<table class=envs><thead><tr><th>column</th><th>environment</th><th>report</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def _filters(table: Table) -> str:
     boxes = []
     for outcome in OUTCOMES:
         bg, _ = COLOURS[outcome]
-        boxes.append(f'<label><input type=checkbox name=outcome value="{outcome}" checked>'
-                     f'<span class=swatch style="background:{bg}"></span>{outcome}</label>')
+        boxes.append(
+            f'<label><input type=checkbox name=outcome value="{outcome}" checked>'
+            f'<span class=swatch style="background:{bg}"></span>{outcome}</label>'
+        )
     suites = sorted({r.suite for r in table.rows})
     options = "".join(f'<option value="{_attr(s)}">{_attr(s)}</option>' for s in suites)
-    return (f'<div id=filters><span>Outcome:</span>{"".join(boxes)}'
-            f'<label>Suite: <select id=suite-filter><option value="">all suites</option>{options}</select></label>'
-            f'<span id=shown-count></span></div>')
+    return (
+        f"<div id=filters><span>Outcome:</span>{''.join(boxes)}"
+        f'<label>Suite: <select id=suite-filter><option value="">all suites</option>{options}</select></label>'
+        f"<span id=shown-count></span></div>"
+    )
 
 
 def _main_table(table: Table) -> str:
     width = len(table.labels) + 2
-    head = "".join(f'<th title="{_attr(environment_line(table.environments[l]))}">{_attr(l)}</th>' for l in table.labels)
+    head = "".join(
+        f'<th title="{_attr(environment_line(table.environments[l]))}">{_attr(l)}</th>' for l in table.labels
+    )
     out = [f"<table id=compat><thead><tr><th>feature</th>{head}<th>status</th></tr></thead><tbody>"]
     suite = None
     for row in table.rows:
         if row.suite != suite:
             suite = row.suite
-            out.append(f'<tr class=suite-head data-suite="{_attr(suite)}"><td colspan={width}>{_attr(suite or "(no suite)")}</td></tr>')
+            out.append(
+                f'<tr class=suite-head data-suite="{_attr(suite)}"><td colspan={width}>{_attr(suite or "(no suite)")}</td></tr>'
+            )
         cells, outcomes = [], []
         for cell in row.cells.values():
             if cell is None:
@@ -107,10 +125,14 @@ def _main_table(table: Table) -> str:
             bg, fg = COLOURS[cell.outcome]
             figure = f"<small>{_attr(cell.figure())}</small>" if cell.errors else ""
             title = cell.reason or cell.outcome
-            cells.append(f'<td class="cell o-{cell.outcome}" style="background:{bg};color:{fg}" title="{_attr(title)}">{cell.outcome}{figure}</td>')
+            cells.append(
+                f'<td class="cell o-{cell.outcome}" style="background:{bg};color:{fg}" title="{_attr(title)}">{cell.outcome}{figure}</td>'
+            )
         colour = STATUS_COLOURS[row.status]
-        out.append(f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(set(outcomes)))}">'
-                   f"<td>{_attr(row.feature)}</td>{''.join(cells)}<td class=status style=\"color:{colour}\">{row.status}</td></tr>")
+        out.append(
+            f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(set(outcomes)))}">'
+            f'<td>{_attr(row.feature)}</td>{"".join(cells)}<td class=status style="color:{colour}">{row.status}</td></tr>'
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -136,15 +158,19 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
     hi = max(math.ceil(math.log10(max(finite))) if finite else 0, lo + 1)
     left, plot_w, bar_h, gap = 230, 440, 10, 8
     height = 30 + len(ops) * (2 * bar_h + gap) + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + plot_w + 90}" height="{height}" role="img" aria-label="{_attr(title)}">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + plot_w + 90}" height="{height}" role="img" aria-label="{_attr(title)}">'
+    ]
 
     def x_of(value: float) -> float:
         return left + plot_w * (min(max(math.log10(value), lo), hi) - lo) / (hi - lo)
 
     for decade in range(lo, hi + 1):
         x = x_of(10.0**decade)
-        parts.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{height - 24}" stroke="#ddd"/>'
-                     f'<text x="{x:.1f}" y="{height - 8}" font-size="11" text-anchor="middle">1e{decade}</text>')
+        parts.append(
+            f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{height - 24}" stroke="#ddd"/>'
+            f'<text x="{x:.1f}" y="{height - 8}" font-size="11" text-anchor="middle">1e{decade}</text>'
+        )
     y = 24
     for op, values in ops.items():
         parts.append(f'<text x="{left - 6}" y="{y + bar_h + 3}" font-size="12" text-anchor="end">{_attr(op)}</text>')
@@ -154,20 +180,26 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
                 short = "fp16" if dtype == "float16" else "bf16"
                 width = plot_w if not math.isfinite(value) else max(x_of(value) - left, 1.0) if value > 0 else 0.0
                 text = f"{value:.1e}" if math.isfinite(value) else "non-finite"
-                parts.append(f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h - 1}" fill="{colour}">'
-                             f"<title>{_attr(op)} {short}: {text}</title></rect>"
-                             f'<text x="{left + width + 4:.1f}" y="{y + bar_h - 1}" font-size="10">{short} {text}</text>')
+                parts.append(
+                    f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h - 1}" fill="{colour}">'
+                    f"<title>{_attr(op)} {short}: {text}</title></rect>"
+                    f'<text x="{left + width + 4:.1f}" y="{y + bar_h - 1}" font-size="10">{short} {text}</text>'
+                )
             y += bar_h
         y += gap
-    legend = "".join(f'<rect x="{left + i * 70}" y="4" width="10" height="10" fill="{c}"/><text x="{left + i * 70 + 14}" y="13" font-size="11">{"fp16" if d == "float16" else "bf16"}</text>'
-                     for i, (d, c) in enumerate(DTYPE_COLOURS.items()))
+    legend = "".join(
+        f'<rect x="{left + i * 70}" y="4" width="10" height="10" fill="{c}"/><text x="{left + i * 70 + 14}" y="13" font-size="11">{"fp16" if d == "float16" else "bf16"}</text>'
+        for i, (d, c) in enumerate(DTYPE_COLOURS.items())
+    )
     parts.append(legend + "</svg>")
     return "".join(parts)
 
 
 def _charts(table: Table) -> str:
-    out = ["<section id=charts><h2>fp16 vs bf16 error per operation</h2>"
-           "<p>Worst recorded error per operation (normwise relative, else elementwise max relative), log scale.</p>"]
+    out = [
+        "<section id=charts><h2>fp16 vs bf16 error per operation</h2>"
+        "<p>Worst recorded error per operation (normwise relative, else elementwise max relative), log scale.</p>"
+    ]
     for label in table.labels:
         ops = op_errors(table, label)
         body = chart_svg(ops, f"fp16 vs bf16 errors, {label}") if ops else "<p>no fp16/bf16 parity figures recorded</p>"
@@ -178,9 +210,11 @@ def _charts(table: Table) -> str:
 
 def render_html(table: Table) -> str:
     counts = ", ".join(f"{sum(1 for r in table.rows if r.status == s)} {s}" for s in STATUSES)
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-            f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
-            f"<h1>Compatibility table</h1><p id=row-summary>{len(table.rows)} features: {counts}</p>"
-            f"<h2>Environments</h2>{_environments(table)}<h2>Results</h2>{_filters(table)}{_main_table(table)}"
-            f"{_charts(table)}<script>{SCRIPT}</script></body></html>\n")
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width,initial-scale=1">'
+        f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
+        f"<h1>Compatibility table</h1><p id=row-summary>{len(table.rows)} features: {counts}</p>"
+        f"<h2>Environments</h2>{_environments(table)}<h2>Results</h2>{_filters(table)}{_main_table(table)}"
+        f"{_charts(table)}<script>{SCRIPT}</script></body></html>\n"
+    )

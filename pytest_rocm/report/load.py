@@ -56,16 +56,16 @@ def validate(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
     if "schema" not in data:
-        raise ReportError(f"{where}: not a pytest-rocm report (no \"schema\" field)")
+        raise ReportError(f'{where}: not a pytest-rocm report (no "schema" field)')
     if data["schema"] != SCHEMA:
         raise ReportError(f"{where}: schema is {data['schema']!r}, expected {SCHEMA!r}")
     if not isinstance(data.get("label"), str) or not data["label"]:
-        raise ReportError(f"{where}: \"label\" must be a non-empty string")
+        raise ReportError(f'{where}: "label" must be a non-empty string')
     if not isinstance(data.get("environment", {}), dict):
-        raise ReportError(f"{where}: \"environment\" must be an object")
+        raise ReportError(f'{where}: "environment" must be an object')
     results = data.get("results")
     if not isinstance(results, list):
-        raise ReportError(f"{where}: \"results\" must be a list")
+        raise ReportError(f'{where}: "results" must be a list')
     for i, record in enumerate(results):
         if not isinstance(record, dict):
             raise ReportError(f"{where}: results[{i}] must be an object")
@@ -77,7 +77,7 @@ def validate(data: Any, where: str) -> dict[str, Any]:
                 f"{where}: results[{i}] outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}"
             )
         if not isinstance(record.get("parity", []), list):
-            raise ReportError(f"{where}: results[{i}] \"parity\" must be a list")
+            raise ReportError(f'{where}: results[{i}] "parity" must be a list')
         record.setdefault("suite", suite_of(record["nodeid"]))
         record.setdefault("reason", None)
         record.setdefault("parity", [])
@@ -99,9 +99,7 @@ def from_sidecar(text: str, where: str) -> dict[str, Any]:
         if line.strip():
             results.append(_parse(line, f"{where}: line {number}"))
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created")}
-    document = assemble(
-        header.get("label", ""), header.get("environment", {}), results, header.get("created"), **extra
-    )
+    document = assemble(header.get("label", ""), header.get("environment", {}), results, header.get("created"), **extra)
     document["interrupted"] = True
     document["dropped_partial_line"] = bool(tail.strip())
     return validate(document, where)

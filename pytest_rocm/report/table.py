@@ -123,7 +123,9 @@ def environment_line(env: dict[str, Any]) -> str:
         parts.append(f"ROCm {env['rocm']}")
     if env.get("cuda"):
         parts.append(f"CUDA {env['cuda']}")
-    devices = [f"{d.get('name')} ({d.get('arch') or d.get('gfx')})" for d in env.get("devices") or [] if isinstance(d, dict)]
+    devices = [
+        f"{d.get('name')} ({d.get('arch') or d.get('gfx')})" for d in env.get("devices") or [] if isinstance(d, dict)
+    ]
     for device in dict.fromkeys(devices):  # 8 identical MI300X: "8× AMD Instinct MI300X (...)"
         count = devices.count(device)
         parts.append(f"{count}× {device}" if count > 1 else device)

@@ -14,8 +14,20 @@ from pytest_rocm.vet.sources import open_target
 from pytest_rocm.vet.target import BadTarget, Limits, Target
 from pytest_rocm.vet.verdict import Verdict, decide
 
-__all__ = ["RULES", "BadTarget", "Finding", "Limits", "Rule", "ScanResult", "Target", "Verdict",
-           "decide", "open_target", "scan", "vet"]
+__all__ = [
+    "RULES",
+    "BadTarget",
+    "Finding",
+    "Limits",
+    "Rule",
+    "ScanResult",
+    "Target",
+    "Verdict",
+    "decide",
+    "open_target",
+    "scan",
+    "vet",
+]
 
 
 def vet(spec: str, limits: Limits | None = None) -> tuple[Target, ScanResult, Verdict]:

@@ -85,8 +85,14 @@ def is_archive_name(name: str) -> bool:
     return kind_of(name) == ARCHIVE
 
 
-def iter_archive(data_or_path: bytes | Path, label: str, limits: Limits, notes: list[Finding],
-                 depth: int = 0, budget: Budget | None = None) -> Iterator[Member]:
+def iter_archive(
+    data_or_path: bytes | Path,
+    label: str,
+    limits: Limits,
+    notes: list[Finding],
+    depth: int = 0,
+    budget: Budget | None = None,
+) -> Iterator[Member]:
     """Members of a zip/wheel or tar archive. Raises BadTarget when it is not a readable archive."""
     budget = budget or Budget(limits.total_bytes)
     source: BinaryIO = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else open(data_or_path, "rb")
@@ -101,8 +107,9 @@ def iter_archive(data_or_path: bytes | Path, label: str, limits: Limits, notes: 
         source.close()
 
 
-def iter_nested(member: Member, data: bytes, limits: Limits, notes: list[Finding], depth: int,
-            budget: Budget) -> Iterator[Member]:
+def iter_nested(
+    member: Member, data: bytes, limits: Limits, notes: list[Finding], depth: int, budget: Budget
+) -> Iterator[Member]:
     """The members of an archive found inside another, within the depth, size and total limits."""
     if depth + 1 > limits.depth or len(data) > limits.nested_bytes:
         why = f"depth {depth + 1} > {limits.depth}" if depth + 1 > limits.depth else f"{len(data)} bytes"
@@ -115,8 +122,9 @@ def iter_nested(member: Member, data: bytes, limits: Limits, notes: list[Finding
         notes.append(safety_finding("unreadable", member.path, str(exc)))
 
 
-def _iter_zip(source: BinaryIO, label: str, limits: Limits, notes: list[Finding], depth: int,
-              budget: Budget) -> Iterator[Member]:
+def _iter_zip(
+    source: BinaryIO, label: str, limits: Limits, notes: list[Finding], depth: int, budget: Budget
+) -> Iterator[Member]:
     try:
         zf = zipfile.ZipFile(source)
         infos = zf.infolist()
@@ -195,8 +203,9 @@ def _decompressor(source: BinaryIO, head: bytes) -> BinaryIO:
     return source
 
 
-def _iter_tar(source: BinaryIO, label: str, head: bytes, limits: Limits, notes: list[Finding],
-              depth: int, budget: Budget) -> Iterator[Member]:
+def _iter_tar(
+    source: BinaryIO, label: str, head: bytes, limits: Limits, notes: list[Finding], depth: int, budget: Budget
+) -> Iterator[Member]:
     import lzma
     import zlib
 
@@ -222,8 +231,10 @@ def _iter_tar(source: BinaryIO, label: str, head: bytes, limits: Limits, notes: 
                     notes.append(safety_finding("unsafe-path", path, why))
                     continue
                 if info.issym() or info.islnk():
-                    if info.issym() and link_escapes(name, info.linkname) or (
-                        info.islnk() and unsafe_name(info.linkname)
+                    if (
+                        (info.issym()
+                        and link_escapes(name, info.linkname))
+                        or (info.islnk() and unsafe_name(info.linkname))
                     ):
                         notes.append(safety_finding("unsafe-link", path, f"-> {info.linkname}"))
                     continue
@@ -234,7 +245,8 @@ def _iter_tar(source: BinaryIO, label: str, head: bytes, limits: Limits, notes: 
                 if kind is None:
                     continue
                 cap = {BINARY: min(limits.binary_bytes, 256 * 2**20), ARCHIVE: limits.nested_bytes}.get(
-                    kind, limits.member_bytes)
+                    kind, limits.member_bytes
+                )
                 if info.size > cap:
                     rule = "nested-archive-skipped" if kind == ARCHIVE else "oversized-member"
                     notes.append(safety_finding(rule, path, f"{info.size} bytes"))
@@ -251,4 +263,3 @@ def _iter_tar(source: BinaryIO, label: str, head: bytes, limits: Limits, notes: 
         if depth == 0:  # the target itself is corrupt: bad input, not a finding
             raise BadTarget(f"corrupt archive after {seen} member(s): {exc}") from None
         notes.append(safety_finding("unreadable", label or "archive", f"corrupt after {seen} members: {exc}"))
-

@@ -16,8 +16,20 @@ from pytest_rocm.vet.archives import Budget, iter_nested
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
 from pytest_rocm.vet.target import BadTarget, Limits, Member, Target
 
-_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", "node_modules",
-              ".mypy_cache", ".pytest_cache", ".eggs"}
+_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".eggs",
+}
 
 
 def _file_member(path: Path, shown: str, limits: Limits, notes: list[Finding]) -> Member | None:
@@ -97,9 +109,13 @@ def open_installed(spec: str, limits: Limits) -> Target:
     target = Target(spec, "installed", name, dist.version, top, str(root))
     files = list(dist.files or [])
     if not top:
-        target.top_level = {f.parts[0].removesuffix(".py") for f in files
-                            if f.suffix == ".py" and not f.parts[0].endswith((".dist-info", ".data"))
-                            and not f.parts[0].startswith("..")}
+        target.top_level = {
+            f.parts[0].removesuffix(".py")
+            for f in files
+            if f.suffix == ".py"
+            and not f.parts[0].endswith((".dist-info", ".data"))
+            and not f.parts[0].startswith("..")
+        }
 
     def members() -> Iterator[Member]:
         for f in sorted(files, key=str):

@@ -45,11 +45,19 @@ def normalize(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
 
 
-def record(dist: str, check: str, outcome: str, reason: str | None, duration: float,
-           info: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"nodeid": f"vet::{dist}::{check}", "feature": f"vet/{dist}/{check}", "suite": "vet",
-            "outcome": outcome, "reason": reason, "duration": round(duration, 6), "parity": [],
-            "info": info or {}}
+def record(
+    dist: str, check: str, outcome: str, reason: str | None, duration: float, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "nodeid": f"vet::{dist}::{check}",
+        "feature": f"vet/{dist}/{check}",
+        "suite": "vet",
+        "outcome": outcome,
+        "reason": reason,
+        "duration": round(duration, 6),
+        "parity": [],
+        "info": info or {},
+    }
 
 
 def primary_module(dist: str, top_level: set[str]) -> str | None:
@@ -68,26 +76,50 @@ def import_check(dist: str, module: str, timeout: float) -> dict[str, Any]:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
         try:
-            proc = subprocess.run([sys.executable, "-c", _PROBE, module], cwd=cwd, capture_output=True,
-                                  text=True, timeout=timeout, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+            proc = subprocess.run(
+                [sys.executable, "-c", _PROBE, module],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+            )
         except subprocess.TimeoutExpired:
-            return record(dist, "import", "timeout", f"import {module} hung for more than {timeout:g} s",
-                          time.perf_counter() - started, {"module": module})
+            return record(
+                dist,
+                "import",
+                "timeout",
+                f"import {module} hung for more than {timeout:g} s",
+                time.perf_counter() - started,
+                {"module": module},
+            )
     elapsed = time.perf_counter() - started
     if proc.returncode < 0:
         try:
             sig = signal.Signals(-proc.returncode).name
         except ValueError:
             sig = str(-proc.returncode)
-        return record(dist, "import", "crashed", f"import {module} killed by {sig}", elapsed,
-                      {"module": module, "stderr": proc.stderr[-2000:]})
+        return record(
+            dist,
+            "import",
+            "crashed",
+            f"import {module} killed by {sig}",
+            elapsed,
+            {"module": module, "stderr": proc.stderr[-2000:]},
+        )
     if proc.returncode != 0:
-        return record(dist, "import", "failed", f"import {module}: {_last_error_line(proc.stderr)}", elapsed,
-                      {"module": module, "stderr": proc.stderr[-2000:]})
+        return record(
+            dist,
+            "import",
+            "failed",
+            f"import {module}: {_last_error_line(proc.stderr)}",
+            elapsed,
+            {"module": module, "stderr": proc.stderr[-2000:]},
+        )
     facts: dict[str, Any] = {"module": module}
     for line in proc.stdout.splitlines():
         if line.startswith("@@vet@@"):
-            facts.update(json.loads(line[len("@@vet@@"):]))
+            facts.update(json.loads(line[len("@@vet@@") :]))
     return record(dist, "import", "passed", None, elapsed, facts)
 
 
@@ -115,7 +147,7 @@ def _on_cpu() -> bool:
         from pytest_rocm.env.model import has_accelerator
 
         return not has_accelerator(detect_environment())
-    except Exception:  # detection never raises by contract; be safe anyway  # noqa: BLE001
+    except Exception:  # detection never raises by contract; be safe anyway
         return True
 
 
@@ -128,8 +160,21 @@ def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> l
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-suite-") as tmp:
         report = Path(tmp) / "report.json"
-        command = [sys.executable, "-m", "pytest", str(suite), "--rootdir", str(suites), "-q",
-                   "-p", "no:cacheprovider", "--rocm-report", str(report), "--rocm-label", "vet"]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(suite),
+            "--rootdir",
+            str(suites),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rocm-report",
+            str(report),
+            "--rocm-label",
+            "vet",
+        ]
         if (suites / "pytest.ini").is_file():
             command += ["-c", str(suites / "pytest.ini")]
         device = device or ("cpu" if _on_cpu() else None)
@@ -138,27 +183,49 @@ def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> l
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
-            return [record(dist, "suite", "timeout", f"{suite.name} ran for more than {timeout:g} s",
-                           time.perf_counter() - started)]
+            return [
+                record(
+                    dist,
+                    "suite",
+                    "timeout",
+                    f"{suite.name} ran for more than {timeout:g} s",
+                    time.perf_counter() - started,
+                )
+            ]
         source = report if report.exists() else sidecar_path(report)
         try:
             results = list(load_report(source)["results"])
         except (ReportError, OSError) as exc:
             outcome = "crashed" if proc.returncode < 0 else "error"
-            return [record(dist, "suite", outcome,
-                           f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}",
-                           time.perf_counter() - started, {"output": proc.stdout[-2000:]})]
+            return [
+                record(
+                    dist,
+                    "suite",
+                    outcome,
+                    f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}",
+                    time.perf_counter() - started,
+                    {"output": proc.stdout[-2000:]},
+                )
+            ]
     return results
 
 
-def live_check(dist: str, top_level: set[str], *, timeout: float = 120.0, suite_timeout: float = 1800.0,
-               device: str | None = None, suites: Path | None = None) -> dict[str, Any]:
+def live_check(
+    dist: str,
+    top_level: set[str],
+    *,
+    timeout: float = 120.0,
+    suite_timeout: float = 1800.0,
+    device: str | None = None,
+    suites: Path | None = None,
+) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records."""
     try:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
-        rec = record(dist, "import", "not-installed",
-                     not_installed_reason(dist, "install it here to run the live check"), 0.0)
+        rec = record(
+            dist, "import", "not-installed", not_installed_reason(dist, "install it here to run the live check"), 0.0
+        )
         return {"check": "import", "module": None, "suite": None, "records": [rec]}
     module = primary_module(dist, top_level)
     if module is None:
@@ -169,5 +236,9 @@ def live_check(dist: str, top_level: set[str], *, timeout: float = 120.0, suite_
     suite = library_suite(dist, suites)
     if suite is not None and records[0]["outcome"] == "passed":
         records += suite_check(dist, suite, suite_timeout, device)
-    return {"check": "suite" if suite is not None else "smoke", "module": module,
-            "suite": str(suite) if suite is not None else None, "records": records}
+    return {
+        "check": "suite" if suite is not None else "smoke",
+        "module": module,
+        "suite": str(suite) if suite is not None else None,
+        "records": records,
+    }

@@ -10,8 +10,12 @@ from pytest_rocm.vet.target import Target
 from pytest_rocm.vet.verdict import Verdict
 
 SCHEMA = "pytest-rocm/vet/1"
-_ORIGIN = {"installed": "installed distribution", "wheel": "wheel", "sdist": "source archive",
-           "folder": "source folder"}
+_ORIGIN = {
+    "installed": "installed distribution",
+    "wheel": "wheel",
+    "sdist": "source archive",
+    "folder": "source folder",
+}
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -48,8 +52,10 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
 def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     out: list[str] = []
     version = f" {doc['version']}" if doc["version"] else ""
-    out.append(f"rocm-compat vet: {doc['name']}{version} ({_ORIGIN.get(doc['origin'], doc['origin'])}, "
-               f"{doc['files_scanned']} files read in {doc['seconds']:.1f} s)")
+    out.append(
+        f"rocm-compat vet: {doc['name']}{version} ({_ORIGIN.get(doc['origin'], doc['origin'])}, "
+        f"{doc['files_scanned']} files read in {doc['seconds']:.1f} s)"
+    )
     out.append("")
     out.append(f"class {doc['class']}: {doc['verdict']}")
     out.append(f"  why: {doc['reason']}")
@@ -79,8 +85,10 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
                 out.append(f"            ... {total - per_rule} more")
     if doc["not_counted"]:
         n = sum(doc["not_counted"].values())
-        out.append(f"  info    {n} match(es) in comments, docstrings or optional extras, not counted "
-                   f"({', '.join(sorted(doc['not_counted']))})")
+        out.append(
+            f"  info    {n} match(es) in comments, docstrings or optional extras, not counted "
+            f"({', '.join(sorted(doc['not_counted']))})"
+        )
     live = doc.get("live")
     if live:
         out.append("")

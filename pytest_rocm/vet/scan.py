@@ -66,8 +66,7 @@ class _RuleIndex:
     def by_subject(self, subject: str, kind: str | None) -> list[Rule]:
         key = (subject, kind)
         if key not in self._cache:
-            self._cache[key] = [r for r in self.rules
-                                if r.subject == subject and (not r.kinds or kind in r.kinds)]
+            self._cache[key] = [r for r in self.rules if r.subject == subject and (not r.kinds or kind in r.kinds)]
         return self._cache[key]
 
 

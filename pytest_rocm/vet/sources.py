@@ -86,8 +86,9 @@ def _open_archive(path: Path, limits: Limits) -> Target:
     else:
         stem = re.sub(r"\.(tar\.gz|tgz|tar\.bz2|tar\.xz|tar|zip)$", "", path.name, flags=re.I)
         m = re.match(r"^(.+?)-(\d[^-]*)$", stem)
-        target = Target(str(path), "sdist", m.group(1) if m else stem, m.group(2) if m else None,
-                        set(), str(path.resolve()))
+        target = Target(
+            str(path), "sdist", m.group(1) if m else stem, m.group(2) if m else None, set(), str(path.resolve())
+        )
     # the archive's own file name is a member too (path rules: +cu121 wheels)
     own = Member(path.name, ARCHIVE, path.stat().st_size, data=b"")
     inner = iter_archive(path, "", limits, target.notes)
@@ -125,4 +126,3 @@ def _learn_names(target: Target, members: Iterator[Member]) -> Iterator[Member]:
             if name:
                 target.name, target.version = name, version or target.version
         yield m
-

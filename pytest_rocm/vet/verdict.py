@@ -46,8 +46,9 @@ def _pick(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         seen.setdefault(f.rule, f)
     tier_order = {"core": 0, "source": 1, "aware": 2, "caveat": 3, "mention": 4, "usage": 5}
-    return sorted(seen.values(), key=lambda f: (tier_order.get(f.spec.tier, 9),
-                                                _SEVERITY_ORDER.get(f.severity, 9), f.rule))
+    return sorted(
+        seen.values(), key=lambda f: (tier_order.get(f.spec.tier, 9), _SEVERITY_ORDER.get(f.severity, 9), f.rule)
+    )
 
 
 def _library(text: str) -> str:
@@ -95,27 +96,35 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         if cuda_core or cuda_source:
             reason += f"; CUDA code next to it: {_rules(cuda_core + cuda_source)}"
         evidence = _pick(rocm_path)[:3] + _pick(cuda_core + cuda_source)[:3]
-        steps += ["check that its ROCm build covers your gfx target (rocm-compat env shows yours) "
-                  "and your ROCm version", live]
+        steps += [
+            "check that its ROCm build covers your gfx target (rocm-compat env shows yours) and your ROCm version",
+            live,
+        ]
         if not any(f.spec.tier == "core" for f in rocm_path):
-            steps.append("the ROCm path is in its sources (HIP code, ROCm branches, Triton kernels): it must be "
-                         "built or JIT-compiled for your gfx; a prebuilt binary may be CUDA-only")
+            steps.append(
+                "the ROCm path is in its sources (HIP code, ROCm branches, Triton kernels): it must be "
+                "built or JIT-compiled for your gfx; a prebuilt binary may be CUDA-only"
+            )
     elif native_cuda:
         klass = 4
         decisive = cuda_core or cuda_source
         reason = f"CUDA-only: {_rules(decisive)}; no HIP/ROCm path found"
         evidence = _pick(decisive + cuda_source)[:_MAX_EVIDENCE]
-        steps += [f"look for a ROCm build of {name}: a ROCm wheel index, a '-rocm' package, or a "
-                  "ROCm fork (github.com/ROCm hosts many)",
-                  "try building it against a ROCm PyTorch: torch.utils.cpp_extension hipifies "
-                  "CUDAExtension sources; inline PTX, CUTLASS, TensorRT and NVML calls block that",
-                  "ask upstream for HIP support, quoting the findings below"]
+        steps += [
+            f"look for a ROCm build of {name}: a ROCm wheel index, a '-rocm' package, or a "
+            "ROCm fork (github.com/ROCm hosts many)",
+            "try building it against a ROCm PyTorch: torch.utils.cpp_extension hipifies "
+            "CUDAExtension sources; inline PTX, CUTLASS, TensorRT and NVML calls block that",
+            "ask upstream for HIP support, quoting the findings below",
+        ]
         blockers = [f for f in cuda_source if f.rule in ("inline-ptx", "cuda-only-header", "cuda-library-call")]
         if blockers:
             caveats.append(f"hard to port: {_rules(blockers)}")
         if triton:
-            caveats.append(f"its {len({f.path for f in triton})} file(s) of Triton kernels can run on AMD "
-                           "through Triton's AMD backend; the compiled CUDA code cannot")
+            caveats.append(
+                f"its {len({f.path for f in triton})} file(s) of Triton kernels can run on AMD "
+                "through Triton's AMD backend; the compiled CUDA code cannot"
+            )
         if rocm_mention:
             caveats.append("its description mentions ROCm/AMD: read what it says, a ROCm build may exist")
     else:
@@ -124,21 +133,26 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             libs = sorted({_library(f.text) for f in ecosystem})[:5]
             reason = f"pure Python on the PyTorch ecosystem ({', '.join(libs)})"
             evidence = _pick(ecosystem)[:3] + _pick(torch_use)[:1]
-            steps.append("its ecosystem dependencies decide the rest: run their library suites "
-                         "(rocm-compat run) and vet any native GPU library they pull in")
+            steps.append(
+                "its ecosystem dependencies decide the rest: run their library suites "
+                "(rocm-compat run) and vet any native GPU library they pull in"
+            )
         elif torch_use:
             reason = "pure Python on PyTorch: no native GPU code, no CUDA-only dependency"
             evidence = _pick(torch_use)[:2]
         else:
             native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
-            reason = ("no GPU code found: Python and CPU-only native code" if native
-                      else "pure Python: no GPU code found")
+            reason = (
+                "no GPU code found: Python and CPU-only native code" if native else "pure Python: no GPU code found"
+            )
             evidence = []
         steps.append(live)
         if cuda_source:
-            caveats.append(f"ships CUDA sources that no build step compiles ({_rules(cuda_source)}): "
-                           "an optional kernel JIT-compiled at run time; a ROCm PyTorch hipifies it "
-                           "when loaded, or the package falls back")
+            caveats.append(
+                f"ships CUDA sources that no build step compiles ({_rules(cuda_source)}): "
+                "an optional kernel JIT-compiled at run time; a ROCm PyTorch hipifies it "
+                "when loaded, or the package falls back"
+            )
             evidence += _pick(cuda_source)[:2]
     if cuda_caveat:
         caveats.append(f"CUDA assumptions in Python that misbehave on ROCm: {_rules(cuda_caveat)}")
@@ -146,8 +160,10 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         caveats.append(f"depends on a native GPU library ({f.text}): vet it too")
     if target.name.lower() in ("torch", "pytorch"):
         local = (target.version or "").partition("+")[2] or "none"
-        caveats.append(f"this is PyTorch itself (build '{local}'): on AMD install the ROCm build from "
-                       "https://download.pytorch.org/whl/rocmX.Y; a +cpu or +cuXYZ build has no ROCm support")
+        caveats.append(
+            f"this is PyTorch itself (build '{local}'): on AMD install the ROCm build from "
+            "https://download.pytorch.org/whl/rocmX.Y; a +cpu or +cuXYZ build has no ROCm support"
+        )
     skipped = [f for f in result.findings if f.spec.side == "safety" and f.severity != "info"]
     if skipped:
         # counts, not the kept findings: the scan keeps only KEEP_PER_RULE examples per rule

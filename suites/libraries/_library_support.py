@@ -48,15 +48,14 @@ def import_library(dist: str, module: str) -> ModuleType:
         if exc.name in (module, top):
             skip_not_installed(dist, f"`import {module}` found no module {exc.name!r}")
         broken = exc
-    except BaseException as exc:  # noqa: BLE001 - any import-time error is the finding itself
+    except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, pytest.skip.Exception)):
             raise
         broken = exc
     version = library_version(dist) or "unknown version"
     first_line = (str(broken).strip().splitlines() or [""])[0]
     pytest.fail(
-        f"{dist} {version} is installed but `import {module}` raised "
-        f"{type(broken).__name__}: {first_line}",
+        f"{dist} {version} is installed but `import {module}` raised {type(broken).__name__}: {first_line}",
         pytrace=False,
     )
 
@@ -178,7 +177,10 @@ def blockwise_4bit_checks(
 
 
 def trajectory_checks(
-    reference: Sequence[Any], candidate: Sequence[Any], losses: Sequence[float], rel_bound: float,
+    reference: Sequence[Any],
+    candidate: Sequence[Any],
+    losses: Sequence[float],
+    rel_bound: float,
     loss_ratio_bound: float = 0.1,
 ) -> list[ErrorCheck]:
     """Judge an 8-bit optimizer's parameter trajectory against torch.optim's on the same problem.
@@ -237,8 +239,15 @@ def error_ratio_check(what: str, got: Any, plain: Any, reference: Any, factor: f
 
 
 def attention_checks(
-    run: Any, q: Any, k: Any, v: Any, causal: bool, fwd_factor: float = 2.0, bwd_factor: float = 10.0,
-    seed: int = 0, math: Any = None,
+    run: Any,
+    q: Any,
+    k: Any,
+    v: Any,
+    causal: bool,
+    fwd_factor: float = 2.0,
+    bwd_factor: float = 10.0,
+    seed: int = 0,
+    math: Any = None,
 ) -> list[ErrorCheck]:
     """Forward and backward of ``run(q, k, v) -> out`` (low precision, (batch, seq, heads, dim))
     against fp32 math attention, relative to plain math attention in the same precision.
@@ -246,10 +255,11 @@ def attention_checks(
     import torch
 
     if math is None:
+
         def math(a: Any, b: Any, c: Any) -> Any:
             return attention_math(a, b, c, causal)
 
-    grad_out = torch.randn(q.shape[:-1] + (v.shape[-1],), generator=torch.Generator().manual_seed(seed))
+    grad_out = torch.randn((*q.shape[:-1], v.shape[-1]), generator=torch.Generator().manual_seed(seed))
     grad_out = grad_out.to(device=q.device, dtype=q.dtype)
 
     def forward_backward(fn: Any, dtype: Any) -> tuple[Any, ...]:

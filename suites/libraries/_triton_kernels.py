@@ -35,22 +35,42 @@ def _softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOC
 
 
 @triton.jit
-def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
-                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def _matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    s_am,
+    s_ak,
+    s_bk,
+    s_bn,
+    s_cm,
+    s_cn,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k0 in range(0, K, BK):
         kk = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * s_am + kk[None, :] * s_ak,
-                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk[:, None] * s_bk + rn[None, :] * s_bn,
-                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * s_am + kk[None, :] * s_ak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0
+        )
+        b = tl.load(
+            b_ptr + kk[:, None] * s_bk + rn[None, :] * s_bn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0
+        )
         # ieee: the default tf32 on float32 inputs would be a different (documented) precision
         acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(c_ptr + rm[:, None] * s_cm + rn[None, :] * s_cn, acc.to(c_ptr.dtype.element_ty),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(
+        c_ptr + rm[:, None] * s_cm + rn[None, :] * s_cn,
+        acc.to(c_ptr.dtype.element_ty),
+        mask=(rm[:, None] < M) & (rn[None, :] < N),
+    )
 
 
 @triton.jit

@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # the suite's helper modules, in any import mode
 
-from _library_support import LIBRARY_CLASSES, library_version  # noqa: E402
+from _library_support import LIBRARY_CLASSES, library_version
 
 # Never reach the Hugging Face Hub: the ecosystem checks build tiny models from configs. Forced,
 # not defaulted (as in the model suite): a user's HF_HUB_OFFLINE=0 must not let a check download.

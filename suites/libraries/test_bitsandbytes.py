@@ -8,7 +8,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from _library_support import (
     ErrorCheck,
     assert_checks,

@@ -8,7 +8,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from _library_support import import_library, require_torch
 
 torch = require_torch()
@@ -23,8 +22,13 @@ VOCAB = 128
 
 def tiny_llama(transformers: ModuleType) -> Any:
     config = transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
     )
     torch.manual_seed(0)
     return transformers.LlamaForCausalLM(config).eval()

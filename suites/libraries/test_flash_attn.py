@@ -11,7 +11,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from _library_support import assert_checks, attention_checks, attention_math, import_library, require_torch
 
 torch = require_torch()
@@ -64,7 +63,9 @@ def _qkv(batch: int, seq: int, heads: tuple[int, int], dim: int, dtype: str, dev
 @pytest.mark.parametrize("headdim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("heads", HEADS)
-def test_flash_attn_func(flash_attn: ModuleType, gpu_device: Any, dtype: str, headdim: int, causal: bool, heads: tuple) -> None:
+def test_flash_attn_func(
+    flash_attn: ModuleType, gpu_device: Any, dtype: str, headdim: int, causal: bool, heads: tuple
+) -> None:
     q, k, v = _qkv(2, 128, heads, headdim, dtype, gpu_device)
     checks = attention_checks(lambda a, b, c: flash_attn.flash_attn_func(a, b, c, causal=causal), q, k, v, causal)
     assert_checks(checks, f"flash_attn_func {dtype} d={headdim} causal={causal} heads={heads}")

@@ -13,7 +13,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
 from _library_support import import_library, require_torch
 
 torch = require_torch()
@@ -41,7 +40,9 @@ def kernels(request: pytest.FixtureRequest, triton_interpreting: tuple[bool, str
     device = request.getfixturevalue("device")
     interpreting, why = triton_interpreting
     if interpreting and device.type != "cpu":
-        pytest.skip(f"triton runs in its interpreter ({why}), which works on CPU tensors; device under test is {device}")
+        pytest.skip(
+            f"triton runs in its interpreter ({why}), which works on CPU tensors; device under test is {device}"
+        )
     if not interpreting and device.type == "cpu":
         pytest.skip(f"triton compiles for GPUs; device under test is the CPU but TRITON_INTERPRET is off ({why})")
     library_info.update(triton_target(triton, interpreting))
@@ -64,8 +65,14 @@ def bf16_interpreter_problem(op: Callable[..., Any], exact_args: list[Any]) -> s
 
 
 def run_parity(
-    parity: Any, name: str, dtype: str, kernel: Callable[..., Any], reference: Callable[..., Any],
-    args: list[Any], interpreting: bool, **parity_options: Any,
+    parity: Any,
+    name: str,
+    dtype: str,
+    kernel: Callable[..., Any],
+    reference: Callable[..., Any],
+    args: list[Any],
+    interpreting: bool,
+    **parity_options: Any,
 ) -> None:
     if dtype == "bfloat16" and interpreting:
         exact = [a.round().clamp(-4, 4) for a in args]
@@ -87,8 +94,15 @@ def _randn(*shape: int) -> Any:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_vector_add(kernels: ModuleType, parity: Any, dtype: str, triton_interpreting: tuple[bool, str]) -> None:
-    run_parity(parity, "vector_add", dtype, kernels.vector_add, torch.add, [_randn(1000), _randn(1000) * 3],
-               triton_interpreting[0])
+    run_parity(
+        parity,
+        "vector_add",
+        dtype,
+        kernels.vector_add,
+        torch.add,
+        [_randn(1000), _randn(1000) * 3],
+        triton_interpreting[0],
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -100,19 +114,37 @@ def test_fused_softmax(kernels: ModuleType, parity: Any, dtype: str, triton_inte
     def reference(x: Any) -> Any:
         return torch.softmax(x, dim=-1)
 
-    run_parity(parity, "fused_softmax", dtype, kernels.softmax, reference, [_randn(17, 100) * 4],
-               triton_interpreting[0], mode="cpu-relative", baseline=reference)
+    run_parity(
+        parity,
+        "fused_softmax",
+        dtype,
+        kernels.softmax,
+        reference,
+        [_randn(17, 100) * 4],
+        triton_interpreting[0],
+        mode="cpu-relative",
+        baseline=reference,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tiled_matmul(kernels: ModuleType, parity: Any, dtype: str, triton_interpreting: tuple[bool, str]) -> None:
     # 50x70 @ 70x40 with 32x32x32 tiles: ragged edges in every dimension, three K tiles
-    run_parity(parity, "tiled_matmul", dtype, kernels.matmul, torch.matmul, [_randn(50, 70), _randn(70, 40)],
-               triton_interpreting[0])
+    run_parity(
+        parity,
+        "tiled_matmul",
+        dtype,
+        kernels.matmul,
+        torch.matmul,
+        [_randn(50, 70), _randn(70, 40)],
+        triton_interpreting[0],
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_layer_norm_forward(kernels: ModuleType, parity: Any, dtype: str, triton_interpreting: tuple[bool, str]) -> None:
+def test_layer_norm_forward(
+    kernels: ModuleType, parity: Any, dtype: str, triton_interpreting: tuple[bool, str]
+) -> None:
     def reference(x: Any, w: Any, b: Any) -> Any:
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5)
 

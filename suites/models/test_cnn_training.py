@@ -67,10 +67,13 @@ def test_autocast(dtype: str, rocm_device: torch.device, record_property) -> Non
     loss_error = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
     update_error = tiny.normwise_error(params - start, ref_params - start)
     record_property("rocm_info", {"losses": losses, "fp32_losses": ref_losses})
-    record_property("rocm_parity", [
-        tiny.record(dtype, "step-losses", loss_error, loss_bound),
-        tiny.record(dtype, "parameter-update", update_error, update_bound),
-    ])
+    record_property(
+        "rocm_parity",
+        [
+            tiny.record(dtype, "step-losses", loss_error, loss_bound),
+            tiny.record(dtype, "parameter-update", update_error, update_bound),
+        ],
+    )
     assert ref_losses[-1] < 0.95 * ref_losses[0], f"the fp32 run itself does not learn: {ref_losses}"
     assert loss_error <= loss_bound and update_error <= update_bound, (
         f"{dtype} autocast drifts from fp32: step losses rel {loss_error:.3g} (<= {loss_bound}), "

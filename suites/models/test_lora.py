@@ -55,8 +55,12 @@ class Trained:
 def _lora_config() -> Any:
     from peft import LoraConfig
 
-    return LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0,
-                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"])
+    return LoraConfig(
+        r=8,
+        lora_alpha=16,
+        lora_dropout=0.0,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
+    )
 
 
 def _data(device: torch.device) -> torch.Tensor:
@@ -141,8 +145,9 @@ def test_grad_accumulation(dtype: str, rocm_device: torch.device, record_propert
     model(input_ids=data, labels=data).loss.backward()
     whole = tiny.flat(p.grad for p in params)
     error = tiny.normwise_error(accumulated, whole)
-    record_property("rocm_parity", [tiny.record(dtype, "accumulated-vs-whole-batch-grads", error,
-                                                ACCUMULATION_NORMWISE)])
+    record_property(
+        "rocm_parity", [tiny.record(dtype, "accumulated-vs-whole-batch-grads", error, ACCUMULATION_NORMWISE)]
+    )
     assert error <= ACCUMULATION_NORMWISE, f"accumulated gradients differ from the whole batch's: normwise {error:.3g}"
 
 
@@ -174,9 +179,12 @@ def test_merge(dtype: str, trained: Trained, record_property) -> None:
     merged = _logits(copy.deepcopy(trained.model).merge_and_unload(), trained.probe)
     error = tiny.normwise_error(merged, unmerged)
     effect = tiny.normwise_error(unmerged, base)
-    record_property("rocm_parity", [tiny.record(dtype, "merged-vs-unmerged-logits", error, MERGE_NORMWISE,
-                                                adapter_effect=effect)])
-    assert error <= MERGE_NORMWISE, f"merged adapter logits differ from unmerged: normwise {error:.3g} > {MERGE_NORMWISE}"
+    record_property(
+        "rocm_parity", [tiny.record(dtype, "merged-vs-unmerged-logits", error, MERGE_NORMWISE, adapter_effect=effect)]
+    )
+    assert error <= MERGE_NORMWISE, (
+        f"merged adapter logits differ from unmerged: normwise {error:.3g} > {MERGE_NORMWISE}"
+    )
     assert effect >= EFFECT_OVER_MERGE * error, (
         f"the adapter moves the logits by only {effect:.3g}, not >= {EFFECT_OVER_MERGE}x the merge error {error:.3g}"
     )

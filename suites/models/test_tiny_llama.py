@@ -52,8 +52,7 @@ def test_forward(dtype: str, parity) -> None:
         model = tiny.llama(inputs_embeds.device, dtype_name)
         return model(inputs_embeds=inputs_embeds, use_cache=False).logits
 
-    parity(logits, embeds, dtypes=(dtype,), tolerances={dtype: {"normwise": FORWARD_NORMWISE[dtype]}},
-           name="logits")
+    parity(logits, embeds, dtypes=(dtype,), tolerances={dtype: {"normwise": FORWARD_NORMWISE[dtype]}}, name="logits")
 
 
 @pytest.mark.parametrize("dtype", rows(WORKLOAD, "generate", tiny.DTYPES))

@@ -54,8 +54,9 @@ def seed_everything(seed: int = SEED) -> None:
 
 
 def dtype_of(name: str) -> torch.dtype:
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-            "float64": torch.float64}[name]
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}[
+        name
+    ]
 
 
 # --- tiny Llama -------------------------------------------------------------------------------
@@ -113,7 +114,7 @@ def greedy(model: LlamaForCausalLM, new_tokens: int = NEW_TOKENS, use_cache: boo
         use_cache=use_cache,
         pad_token_id=0,
     )
-    return out[0, len(PROMPT):].tolist()
+    return out[0, len(PROMPT) :].tolist()
 
 
 @functools.lru_cache(maxsize=1)
@@ -242,9 +243,19 @@ def flat(tensors: Any) -> torch.Tensor:
 def record(dtype: str, name: str, normwise: float, bound: float, **more: Any) -> dict[str, Any]:
     """A parity record in the report's schema, for comparisons the ``parity`` fixture does not make
     (device against itself: KV cache, compile, merged adapters, autocast training)."""
-    return {"dtype": dtype, "name": name, "normwise": normwise, "ok": normwise <= bound,
-            "max_abs": more.pop("max_abs", None), "max_rel": more.pop("max_rel", None),
-            "rtol": None, "atol": None, "normwise_bound": bound, "mode": "self", **more}
+    return {
+        "dtype": dtype,
+        "name": name,
+        "normwise": normwise,
+        "ok": normwise <= bound,
+        "max_abs": more.pop("max_abs", None),
+        "max_rel": more.pop("max_rel", None),
+        "rtol": None,
+        "atol": None,
+        "normwise_bound": bound,
+        "mode": "self",
+        **more,
+    }
 
 
 #: checkpointing recomputes the same float32 operations: only summation order may differ

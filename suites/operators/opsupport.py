@@ -78,7 +78,7 @@ def unsupported_as_skip(op: str, dtype: str, device: torch.device) -> Iterator[N
         yield
     except AssertionError:
         raise
-    except Exception as error:  # noqa: BLE001 - filtered by message below, else re-raised
+    except Exception as error:
         message = _unsupported_message(error)
         if message is None:
             raise

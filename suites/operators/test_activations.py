@@ -13,7 +13,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, dtypes, eps_tolerances, randn
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -33,7 +32,15 @@ INPUT = randn(8, 64, seed=7, scale=4.0)
 @pytest.mark.parametrize("op", list(ACTIVATIONS))
 def test_activation(op: str, dtype: str, parity, rocm_device: torch.device) -> None:
     fn = ACTIVATIONS[op]
-    check(parity, rocm_device, op, fn, INPUT, dtype=dtype, grad=False,
-          tolerances=eps_tolerances(rtol_eps=1, normwise_eps=1))
+    check(
+        parity,
+        rocm_device,
+        op,
+        fn,
+        INPUT,
+        dtype=dtype,
+        grad=False,
+        tolerances=eps_tolerances(rtol_eps=1, normwise_eps=1),
+    )
     backward = eps_tolerances(normwise_eps=8) if op in CANCELLING_BACKWARD else None
     check(parity, rocm_device, op, fn, INPUT, dtype=dtype, tolerances=backward)

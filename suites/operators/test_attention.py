@@ -21,10 +21,9 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from opsupport import backend_of, check, describe_device, dtypes, is_reference, randn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
-
-from opsupport import backend_of, check, describe_device, dtypes, is_reference, randn
 
 BACKENDS: dict[str, SDPBackend] = {
     "math": SDPBackend.MATH,
@@ -85,8 +84,11 @@ def availability(backend: str, dtype: str, device: torch.device) -> str | None:
         except RuntimeError as error:
             if not any(marker in str(error) for marker in _NOT_OFFERED):
                 raise
-            why = [str(w.message).splitlines()[0] for w in caught if "kernel not used" in str(w.message)
-                   or "because" in str(w.message)]
+            why = [
+                str(w.message).splitlines()[0]
+                for w in caught
+                if "kernel not used" in str(w.message) or "because" in str(w.message)
+            ]
             return "; ".join(why) or str(error).splitlines()[0]
     return None
 
@@ -108,12 +110,10 @@ def offered(dtype: str, device: torch.device) -> list[str]:
 def test_sdpa(backend: str, dtype: str, parity, rocm_device: torch.device, record_property) -> None:
     why_not = availability(backend, dtype, rocm_device)
     if why_not is not None:
-        pytest.skip(f"SDPA backend {backend} is not available for {dtype} on "
-                    f"{describe_device(rocm_device)}: {why_not}")
+        pytest.skip(f"SDPA backend {backend} is not available for {dtype} on {describe_device(rocm_device)}: {why_not}")
     with sdpa_kernel(BACKENDS[backend]):
         ran = backend_that_ran(*_inputs(dtype, rocm_device))
-    record_property("rocm_info", {"backend": backend_of(rocm_device), "sdpa_requested": backend,
-                                  "sdpa_ran": ran})
+    record_property("rocm_info", {"backend": backend_of(rocm_device), "sdpa_requested": backend, "sdpa_ran": ran})
     assert ran == backend, f"sdpa_kernel({backend}) ran the {ran} backend instead ({dtype})"
 
     def restricted(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -129,7 +129,9 @@ def test_sdpa(backend: str, dtype: str, parity, rocm_device: torch.device, recor
 def test_sdpa_default(dtype: str, parity, rocm_device: torch.device, record_property) -> None:
     """No sdpa_kernel: record what the device offers and which backend torch picks by itself."""
     ran = backend_that_ran(*_inputs(dtype, rocm_device))
-    record_property("rocm_info", {"backend": backend_of(rocm_device),
-                                  "sdpa_offered": offered(dtype, rocm_device), "sdpa_default": ran})
+    record_property(
+        "rocm_info",
+        {"backend": backend_of(rocm_device), "sdpa_offered": offered(dtype, rocm_device), "sdpa_default": ran},
+    )
     assert ran is not None, f"no known SDPA backend op seen in the profile ({dtype})"
     check(parity, rocm_device, "sdpa[default]", attention, Q, K, V, dtype=dtype)

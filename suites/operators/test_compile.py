@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, dtypes, is_reference, randn
 
 pytestmark = pytest.mark.compile
@@ -29,6 +28,14 @@ def test_compile(dtype: str, parity, rocm_device: torch.device, record_property)
         # The float64 reference stays eager: compiling it too would only cost another graph.
         return block(x, w, b) if is_reference(x) else compiled_block(x, w, b)
 
-    check(parity, rocm_device, "compile[block]", run, randn(8, 32, seed=1), randn(32, 16, seed=2),
-          randn(16, seed=3), dtype=dtype)
+    check(
+        parity,
+        rocm_device,
+        "compile[block]",
+        run,
+        randn(8, 32, seed=1),
+        randn(32, 16, seed=2),
+        randn(16, seed=3),
+        dtype=dtype,
+    )
     record_property("rocm_info", {"torch_compile_backend": "inductor"})

@@ -11,7 +11,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, dtypes, randn
 
 CONVS: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] = {

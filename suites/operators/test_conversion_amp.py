@@ -19,11 +19,25 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import EPS, check, describe_device, is_reference, randn, unsupported_as_skip
 
-SPECIALS = [65504.0, 65519.0, 65520.0, 70000.0, -70000.0, 1e-8, 6e-8, -6e-8, 3e38,
-            float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 1.0 / 3.0]
+SPECIALS = [
+    65504.0,
+    65519.0,
+    65520.0,
+    70000.0,
+    -70000.0,
+    1e-8,
+    6e-8,
+    -6e-8,
+    3e38,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    0.0,
+    -0.0,
+    1.0 / 3.0,
+]
 VALUES = torch.cat([torch.tensor(SPECIALS), randn(256, seed=1, scale=100.0)])
 
 CONVERSIONS = {
@@ -37,8 +51,16 @@ CONVERSIONS = {
 
 # value in fp32 -> what fp16 / bf16 must hold (IEEE round to nearest even)
 EXPECTED = {
-    "float16": {65504.0: 65504.0, 65519.0: 65504.0, 65520.0: float("inf"), 70000.0: float("inf"),
-                -70000.0: float("-inf"), 1e-8: 0.0, 6e-8: 2.0 ** -24, 3e38: float("inf")},
+    "float16": {
+        65504.0: 65504.0,
+        65519.0: 65504.0,
+        65520.0: float("inf"),
+        70000.0: float("inf"),
+        -70000.0: float("-inf"),
+        1e-8: 0.0,
+        6e-8: 2.0**-24,
+        3e38: float("inf"),
+    },
     "bfloat16": {65504.0: 65536.0, 70000.0: 70144.0, -70000.0: -70144.0, 3e38: 3.00405527047391e38},
 }
 
@@ -50,8 +72,14 @@ def test_conversion(conversion: str, parity, rocm_device: torch.device) -> None:
     with unsupported_as_skip(conversion, str(dst).removeprefix("torch."), rocm_device):
         on_device = source.to(rocm_device).to(dst).cpu()
     # The CPU's conversion is the reference rounding; compare bit patterns (NaN payloads aside).
-    torch.testing.assert_close(on_device, source.to(dst), rtol=0, atol=0, equal_nan=True,
-                               msg=lambda m: f"{conversion} on {describe_device(rocm_device)}: {m}")
+    torch.testing.assert_close(
+        on_device,
+        source.to(dst),
+        rtol=0,
+        atol=0,
+        equal_nan=True,
+        msg=lambda m: f"{conversion} on {describe_device(rocm_device)}: {m}",
+    )
     if src == torch.float32 and dst in (torch.float16, torch.bfloat16):
         for value, expected in EXPECTED[str(dst).removeprefix("torch.")].items():
             got = on_device[SPECIALS.index(value)].item()
@@ -60,15 +88,22 @@ def test_conversion(conversion: str, parity, rocm_device: torch.device) -> None:
     # low dtype: each rounding costs at most half an eps of its dtype, so eps(src) + eps(dst) bounds it.
     finite = torch.randn(256, generator=torch.Generator().manual_seed(2)) * 100.0
     bound = EPS[str(src).removeprefix("torch.")] + EPS[str(dst).removeprefix("torch.")]
-    check(parity, rocm_device, conversion, lambda x: x.to(dst).to(x.dtype), finite,
-          dtype=str(src).removeprefix("torch."), grad=False,
-          tolerances={str(src).removeprefix("torch."): {"rtol": bound, "atol": 1e-5, "normwise": bound}})
+    check(
+        parity,
+        rocm_device,
+        conversion,
+        lambda x: x.to(dst).to(x.dtype),
+        finite,
+        dtype=str(src).removeprefix("torch."),
+        grad=False,
+        tolerances={str(src).removeprefix("torch."): {"rtol": bound, "atol": 1e-5, "normwise": bound}},
+    )
 
 
 def test_fp16_overflow_in_arithmetic(rocm_device: torch.device) -> None:
     """fp16 products past 65504 are inf (expected); the same product in bf16 and fp32 is finite."""
     a = torch.full((4,), 300.0, device=rocm_device)
-    assert torch.isinf((a.half() * a.half())).all(), "fp16 300*300 should overflow to inf"
+    assert torch.isinf(a.half() * a.half()).all(), "fp16 300*300 should overflow to inf"
     assert torch.isfinite(a.bfloat16() * a.bfloat16()).all(), "bf16 300*300 should be finite"
     assert (a * a).eq(90000.0).all(), "fp32 300*300 should be exactly 90000"
 
@@ -85,8 +120,12 @@ def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, target: torch.Tenso
 @pytest.mark.parametrize("amp_dtype", AMP_DTYPES)
 def test_autocast(amp_dtype: str, parity, rocm_device: torch.device) -> None:
     low = getattr(torch, amp_dtype)
-    args = (randn(8, 16, seed=1), randn(32, 16, seed=2, scale=0.3), randn(10, 32, seed=3, scale=0.3),
-            torch.arange(8) % 10)
+    args = (
+        randn(8, 16, seed=1),
+        randn(32, 16, seed=2, scale=0.3),
+        randn(10, 32, seed=3, scale=0.3),
+        torch.arange(8) % 10,
+    )
     with unsupported_as_skip(f"autocast({amp_dtype})", amp_dtype, rocm_device):
         with torch.autocast(rocm_device.type, dtype=low):
             logits, loss = mlp(*(a.to(rocm_device) for a in args))
@@ -99,8 +138,15 @@ def test_autocast(amp_dtype: str, parity, rocm_device: torch.device) -> None:
 
     # fp32 inputs and parameters, low-precision compute: hold it to the low dtype's tolerance.
     tolerance = {"rtol": 1e-2, "atol": 1e-2} if amp_dtype == "float16" else {"rtol": 5e-2, "atol": 5e-2}
-    check(parity, rocm_device, f"autocast[{amp_dtype}]", autocast_mlp, *args, dtype="float32",
-          tolerances={"float32": tolerance})
+    check(
+        parity,
+        rocm_device,
+        f"autocast[{amp_dtype}]",
+        autocast_mlp,
+        *args,
+        dtype="float32",
+        tolerances={"float32": tolerance},
+    )
 
 
 @pytest.mark.parametrize("step", ["finite", "inf"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from opsupport import backend_of, randn
 
 pytestmark = pytest.mark.gpu
@@ -67,5 +66,7 @@ def test_peer_copy(gpu: torch.device, record_property) -> None:
     back = torch.empty_like(data)
     back.copy_(copied * 3)
     assert torch.equal(back.cpu(), data.cpu() * 3), f"{other} -> {gpu} copy changed the data"
-    record_property("rocm_info", {"backend": backend_of(gpu),
-                                  "peer_access": torch.cuda.can_device_access_peer(gpu.index, other.index)})
+    record_property(
+        "rocm_info",
+        {"backend": backend_of(gpu), "peer_access": torch.cuda.can_device_access_peer(gpu.index, other.index)},
+    )

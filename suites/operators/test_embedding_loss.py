@@ -7,7 +7,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, dtypes, index, randn
 
 TOKENS = index(50, 4, 12, seed=1)  # 48 lookups into 50 rows: repeats are certain

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
 from opsupport import check, dtypes, randn
+
 
 def _real_imag(z: torch.Tensor) -> torch.Tensor:
     # not view_as_real: its backward fails on the conjugated views FFT gradients produce
@@ -51,7 +51,10 @@ def _svd(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 LINALG: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
-    "solve": (lambda a, b: torch.linalg.solve(_well_conditioned(a), b), (randn(2, N, N, seed=1), randn(2, N, 3, seed=2))),
+    "solve": (
+        lambda a, b: torch.linalg.solve(_well_conditioned(a), b),
+        (randn(2, N, N, seed=1), randn(2, N, 3, seed=2)),
+    ),
     "qr": (_qr, (randn(2, N + 2, N, seed=1),)),
     "svd": (_svd, (randn(2, N, N - 2, seed=1),)),
     "cholesky": (lambda b: torch.linalg.cholesky(_spd(b)), (randn(2, N, N, seed=1),)),

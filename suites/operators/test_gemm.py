@@ -11,7 +11,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import backend_of, check, describe_device, dtypes, randn
 
 # name -> (fn, inputs): small shapes keep the serial CPU run inside its budget. Ops are looked up
@@ -73,13 +72,23 @@ def test_matmul_tunableop(
     enabled = state == "on"
     tunableop.enable(enabled)
     tunableop.tuning_enable(enabled)
-    check(parity, rocm_device, f"mm tunableop={state}", torch.mm, randn(64, 256, seed=1),
-          randn(256, 32, seed=2), dtype=dtype)
-    record_property("rocm_info", {
-        "backend": backend_of(rocm_device),
-        "tunableop": tunableop.is_enabled(),
-        "tuned_results": len(tunableop.get_results()) if enabled else 0,
-    })
+    check(
+        parity,
+        rocm_device,
+        f"mm tunableop={state}",
+        torch.mm,
+        randn(64, 256, seed=1),
+        randn(256, 32, seed=2),
+        dtype=dtype,
+    )
+    record_property(
+        "rocm_info",
+        {
+            "backend": backend_of(rocm_device),
+            "tunableop": tunableop.is_enabled(),
+            "tuned_results": len(tunableop.get_results()) if enabled else 0,
+        },
+    )
 
 
 @pytest.mark.parametrize("state", ["on", "off"])
@@ -91,8 +100,16 @@ def test_matmul_tf32(state: str, parity, rocm_device: torch.device, record_prope
     torch.backends.cuda.matmul.allow_tf32 = state == "on"
     try:
         options = {"tolerances": {"float32": {"rtol": 1e-2, "atol": 1e-2}}} if state == "on" else {}
-        check(parity, rocm_device, f"mm tf32={state}", torch.mm, randn(64, 512, seed=1),
-              randn(512, 32, seed=2), dtype="float32", **options)
+        check(
+            parity,
+            rocm_device,
+            f"mm tf32={state}",
+            torch.mm,
+            randn(64, 512, seed=1),
+            randn(512, 32, seed=2),
+            dtype="float32",
+            **options,
+        )
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before
     record_property("rocm_info", {"backend": backend_of(rocm_device), "allow_tf32": state == "on"})

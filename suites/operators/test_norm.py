@@ -8,7 +8,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, dtypes, randn
 
 # Inputs carry an offset and scale so a kernel that forgets to subtract the mean shows up.

@@ -10,7 +10,6 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
 from opsupport import check, distinct, dtypes, randn
 
 POOLS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], torch.Tensor]] = {

@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
 from opsupport import dtypes, unsupported_as_skip
 
-SAMPLERS: dict[str, Callable[[torch.Tensor | None, torch.device, torch.dtype, torch.Generator | None], torch.Tensor]] = {
+SAMPLERS: dict[
+    str, Callable[[torch.Tensor | None, torch.device, torch.dtype, torch.Generator | None], torch.Tensor]
+] = {
     "randn": lambda _, d, t, g: torch.randn(4096, device=d, dtype=t, generator=g),
     "rand": lambda _, d, t, g: torch.rand(4096, device=d, dtype=t, generator=g),
     "normal_": lambda _, d, t, g: torch.empty(4096, device=d, dtype=t).normal_(2.0, 3.0, generator=g),
@@ -51,7 +52,8 @@ def test_random_seed(sampler: str, dtype: str, rocm_device: torch.device) -> Non
 
 def _within(name: str, value: float, expected: float, stderr: float) -> None:
     assert abs(value - expected) <= 6 * stderr, (
-        f"{name}: measured {value:.5g}, expected {expected:.5g} +- {6 * stderr:.3g} (6 standard errors)")
+        f"{name}: measured {value:.5g}, expected {expected:.5g} +- {6 * stderr:.3g} (6 standard errors)"
+    )
 
 
 @dtypes
@@ -68,8 +70,9 @@ def test_random_distribution(distribution: str, dtype: str, rocm_device: torch.d
             _within(f"{label} std", x.std().item(), 1.0, 1 / math.sqrt(2 * n) + 0.01)
         elif distribution == "uniform":
             x = torch.rand(n, device=rocm_device, dtype=torch_dtype).double()
-            assert 0.0 <= x.min().item() and x.max().item() < 1.0, (
-                f"{label}: samples outside [0, 1): min {x.min().item()}, max {x.max().item()}")
+            assert x.min().item() >= 0.0 and x.max().item() < 1.0, (
+                f"{label}: samples outside [0, 1): min {x.min().item()}, max {x.max().item()}"
+            )
             _within(f"{label} mean", x.mean().item(), 0.5, math.sqrt(1 / 12 / n) + 0.004)
             _within(f"{label} var", x.var().item(), 1 / 12, 0.0005 + 0.004)
         elif distribution == "bernoulli":
@@ -83,12 +86,19 @@ def test_random_distribution(distribution: str, dtype: str, rocm_device: torch.d
         elif distribution == "randint":
             x = torch.randint(3, 13, (n,), device=rocm_device).to(torch_dtype).double()
             assert x.min().item() == 3 and x.max().item() == 12, f"{label}: range {x.min().item()}..{x.max().item()}"
-            _within(f"{label} mean", x.mean().item(), 7.5, math.sqrt((10 ** 2 - 1) / 12 / n))
+            _within(f"{label} mean", x.mean().item(), 7.5, math.sqrt((10**2 - 1) / 12 / n))
         else:
             probs = torch.tensor([0.1, 0.2, 0.3, 0.4], device=rocm_device, dtype=torch_dtype)
             x = torch.multinomial(probs, n, replacement=True).double()
             counts = torch.bincount(x.long().cpu(), minlength=4).double() / n
             for k, p in enumerate((0.1, 0.2, 0.3, 0.4)):
                 _within(f"{label} P({k})", counts[k].item(), p, math.sqrt(p * (1 - p) / n))
-    record_property("rocm_info", {"distribution": distribution, "dtype": dtype,
-                                  "mean": round(x.mean().item(), 6), "std": round(x.std().item(), 6)})
+    record_property(
+        "rocm_info",
+        {
+            "distribution": distribution,
+            "dtype": dtype,
+            "mean": round(x.mean().item(), 6),
+            "std": round(x.std().item(), 6),
+        },
+    )

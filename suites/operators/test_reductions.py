@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
 from opsupport import check, dtypes, eps_tolerances, randn
 
 LONG = 1 << 16

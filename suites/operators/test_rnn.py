@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from opsupport import check, dtypes, eps_tolerances, randn
 from torch import nn
 from torch.func import functional_call
-
-from opsupport import check, dtypes, eps_tolerances, randn
 
 
 def _module(kind: str) -> nn.Module:
@@ -40,5 +39,13 @@ def test_rnn(kind: str, dtype: str, parity, rocm_device: torch.device) -> None:
 
     # Weight gradients sum over time steps and batch through the recurrence: rounding compounds
     # and cancels, so elements stray further than in one op; held to 8 eps normwise instead.
-    check(parity, rocm_device, kind, run, randn(3, 7, 8, seed=1), *weights, dtype=dtype,
-          tolerances=eps_tolerances(normwise_eps=8))
+    check(
+        parity,
+        rocm_device,
+        kind,
+        run,
+        randn(3, 7, 8, seed=1),
+        *weights,
+        dtype=dtype,
+        tolerances=eps_tolerances(normwise_eps=8),
+    )

@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
 from opsupport import check, distinct, dtypes, index, randn
 
 ROWS = distinct(4, 32, seed=1)

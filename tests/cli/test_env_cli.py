@@ -62,7 +62,7 @@ def test_output_file(mi210_root: Path, tmp_path: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.parametrize(
-    "name, expected",
+    ("name", "expected"),
     [
         ("rx6700xt_override", "! HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
         ("no_binary", "! gfx1101 is not in this torch build's arch list: expect hipErrorNoBinaryForGpu"),

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 import pytest_rocm
-from pytest_rocm import cli
-from pytest_rocm import _resources
+from pytest_rocm import _resources, cli
 from pytest_rocm.cli import run as runner
 from pytest_rocm.env.model import Environment
 from pytest_rocm.report.records import Sidecar, assemble, sidecar_path, write_json
@@ -73,10 +72,16 @@ def test_cpu_baseline_end_to_end(
     document = json.loads(report.read_text())
     assert document["label"] == "cpu torch2.13.0" and document["device"] == "cpu"
     assert {r["feature"]: r["outcome"] for r in document["results"]} == {
-        "operators/add[float16]": "passed", "operators/add[bfloat16]": "passed", "operators/broken": "failed"}
+        "operators/add[float16]": "passed",
+        "operators/add[bfloat16]": "passed",
+        "operators/broken": "failed",
+    }
     for path in (report, reports / "cpu-torch2.13.0.md", reports / "cpu-torch2.13.0.html"):
         assert path.exists() and f"{path}" in captured.out
-    assert "| operators/add[bfloat16] | passed (bf16 1.0e-03) | works everywhere |" in (reports / "cpu-torch2.13.0.md").read_text()
+    assert (
+        "| operators/add[bfloat16] | passed (bf16 1.0e-03) | works everywhere |"
+        in (reports / "cpu-torch2.13.0.md").read_text()
+    )
 
 
 def test_require_gpu_without_one_is_an_error(
@@ -117,7 +122,7 @@ def test_on_a_gpu_machine_it_runs_on_the_gpu(
     fake = FakePytest()
     monkeypatch.setattr(runner.subprocess, "call", fake)
     assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--require-gpu"]) == 0
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert "NO ACCELERATOR" not in err and "--rocm-device=cpu" not in fake.command
     assert fake.command[fake.command.index("--rocm-label") + 1] == "rocm torch2.6.0 rocm6.2.4 gfx942"
     assert (tmp_path / "r" / "rocm-torch2.6.0-rocm6.2.4-gfx942.html").exists()

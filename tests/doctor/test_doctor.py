@@ -27,17 +27,25 @@ from fake_machines import (
 )
 
 from pytest_rocm import cli
-
 from pytest_rocm.doctor import render as doctor
-from pytest_rocm.env.detect import detect_environment
 from pytest_rocm.doctor.checks import CHECKS, Check, diagnose, problems
+from pytest_rocm.env.detect import detect_environment
 from pytest_rocm.env.model import Environment, SystemGpu
 
 GIB = 1024**3
 ROCM624 = "6.2.4"
-XTX = {"name": "AMD Radeon RX 7900 XTX", "gcnArchName": "gfx1100", "total_memory": 24 * GIB, "multi_processor_count": 96}
-MI300X = {"name": "AMD Instinct MI300X", "gcnArchName": "gfx942:sramecc+:xnack-", "total_memory": 192 * GIB, "multi_processor_count": 304}
-
+XTX = {
+    "name": "AMD Radeon RX 7900 XTX",
+    "gcnArchName": "gfx1100",
+    "total_memory": 24 * GIB,
+    "multi_processor_count": 96,
+}
+MI300X = {
+    "name": "AMD Instinct MI300X",
+    "gcnArchName": "gfx942:sramecc+:xnack-",
+    "total_memory": 192 * GIB,
+    "multi_processor_count": 304,
+}
 
 
 class NoAccessSeam:
@@ -58,12 +66,17 @@ def gpu_node(props: str, vram: int | None = 24 * GIB, **changes: int) -> Node:
 
 
 def machine(*nodes: Node, **kw: Any) -> Machine:
-    return Machine(nodes=[Node(CPU_NODE), *nodes], amdgpu_version=kw.pop("amdgpu_version", "6.8.5"),
-                   rocm_version=kw.pop("rocm_version", ROCM624), **kw)
+    return Machine(
+        nodes=[Node(CPU_NODE), *nodes],
+        amdgpu_version=kw.pop("amdgpu_version", "6.8.5"),
+        rocm_version=kw.pop("rocm_version", ROCM624),
+        **kw,
+    )
 
 
-def run_doctor(tmp_path: Path, m: Machine | None, torch: Any, environ: dict[str, str] | None = None,
-               wrap: Any = None) -> dict[str, Check]:
+def run_doctor(
+    tmp_path: Path, m: Machine | None, torch: Any, environ: dict[str, str] | None = None, wrap: Any = None
+) -> dict[str, Check]:
     root = build_tree(tmp_path / "root", m) if m else (tmp_path / "root")
     root.mkdir(exist_ok=True)
     (root / "home/user").mkdir(parents=True, exist_ok=True)
@@ -107,7 +120,9 @@ def test_healthy_cpu_only(tmp_path: Path) -> None:
 
 # -- broken setups ------------------------------------------------------------------------------
 def test_cuda_wheel_on_amd(tmp_path: Path) -> None:
-    check = only_problem(run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), fake_torch("2.12.0+cu130", cuda="13.0")), "torch-build")
+    check = only_problem(
+        run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), fake_torch("2.12.0+cu130", cuda="13.0")), "torch-build"
+    )
     assert "2.12.0+cu130 is a CUDA build" in check.evidence and "gfx1100" in check.evidence
     assert check.fix.startswith("pip uninstall -y torch") and "whl/rocm6.2.4" in check.fix
 
@@ -138,7 +153,12 @@ def test_driver_not_loaded(tmp_path: Path) -> None:
 
 
 def test_gfx_missing_from_build_suggests_override(tmp_path: Path) -> None:
-    rx6700 = {"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1031", "total_memory": 12 * GIB, "multi_processor_count": 40}
+    rx6700 = {
+        "name": "AMD Radeon RX 6700 XT",
+        "gcnArchName": "gfx1031",
+        "total_memory": 12 * GIB,
+        "multi_processor_count": 40,
+    }
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(rx6700))
     check = only_problem(checks, "gfx-in-build")
     assert "gfx1031 (rdna2)" in check.evidence and "hipErrorNoBinaryForGpu" in check.evidence
@@ -153,50 +173,94 @@ def test_gfx_missing_without_override_says_build_from_source(tmp_path: Path) -> 
 
 def test_an_arch_list_with_target_features_counts_by_gfx(tmp_path: Path) -> None:
     """A source build (PYTORCH_ROCM_ARCH="gfx90a:xnack-;gfx942") lists features: gfx90a is built."""
-    mi210 = {"name": "AMD Instinct MI210", "gcnArchName": "gfx90a:sramecc+:xnack-", "total_memory": 64 * GIB, "multi_processor_count": 104}
-    torch = fake_torch("2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[mi210])
+    mi210 = {
+        "name": "AMD Instinct MI210",
+        "gcnArchName": "gfx90a:sramecc+:xnack-",
+        "total_memory": 64 * GIB,
+        "multi_processor_count": 104,
+    }
+    torch = fake_torch(
+        "2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[mi210]
+    )
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), torch)
     assert checks["gfx-in-build"].status == "ok", checks["gfx-in-build"]
 
 
 def test_spoofed_gfx1031_is_healthy(tmp_path: Path) -> None:
-    spoofed = {"name": "AMD Radeon RX 6700 XT", "gcnArchName": "gfx1030", "total_memory": 12 * GIB, "multi_processor_count": 40}
-    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(spoofed),
-                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    spoofed = {
+        "name": "AMD Radeon RX 6700 XT",
+        "gcnArchName": "gfx1030",
+        "total_memory": 12 * GIB,
+        "multi_processor_count": 40,
+    }
+    checks = run_doctor(
+        tmp_path,
+        machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)),
+        rocm_torch(spoofed),
+        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    )
     assert not problems(list(checks.values())), checks
     assert "gfx1031 runs gfx1030 code" in checks["hsa-override"].evidence
 
 
 def test_malformed_override_gets_the_decimal_form(tmp_path: Path) -> None:
-    mi210 = {"name": "AMD Instinct MI210", "gcnArchName": "gfx90a:sramecc+:xnack-", "total_memory": 64 * GIB, "multi_processor_count": 104}
-    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), rocm_torch(mi210),
-                        environ={"HSA_OVERRIDE_GFX_VERSION": "9.0.a"})
+    mi210 = {
+        "name": "AMD Instinct MI210",
+        "gcnArchName": "gfx90a:sramecc+:xnack-",
+        "total_memory": 64 * GIB,
+        "multi_processor_count": 104,
+    }
+    checks = run_doctor(
+        tmp_path,
+        machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)),
+        rocm_torch(mi210),
+        environ={"HSA_OVERRIDE_GFX_VERSION": "9.0.a"},
+    )
     check = checks["hsa-override"]
     assert check.status == "fail" and "not major.minor.stepping" in check.evidence
     assert check.fix == "export HSA_OVERRIDE_GFX_VERSION=9.0.10"
 
 
 def test_unneeded_override_is_a_warning(tmp_path: Path) -> None:
-    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX), environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    checks = run_doctor(
+        tmp_path, machine(gpu_node(MOCK_7900XTX)), rocm_torch(XTX), environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}
+    )
     check = only_problem(checks, "hsa-override", "warn")
     assert "not needed" in check.evidence and check.fix == "unset HSA_OVERRIDE_GFX_VERSION"
 
 
 def test_override_across_families_fails(tmp_path: Path) -> None:
     strix = {"name": "AMD Radeon 890M", "gcnArchName": "gfx1100", "total_memory": 2 * GIB, "multi_processor_count": 16}
-    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=110500, vram=2 * GIB)), rocm_torch(strix),
-                        environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    checks = run_doctor(
+        tmp_path,
+        machine(gpu_node(MOCK_7900XTX, gfx_target_version=110500, vram=2 * GIB)),
+        rocm_torch(strix),
+        environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"},
+    )
     check = checks["hsa-override"]
     assert check.status == "fail" and "gfx1150 (rdna3.5) run gfx1100 (rdna3)" in check.evidence
 
 
 def test_igpu_next_to_the_card(tmp_path: Path) -> None:
-    rx6800 = {"name": "AMD Radeon RX 6800 XT", "gcnArchName": "gfx1030", "total_memory": 16 * GIB, "multi_processor_count": 72}
-    igpu = {"name": "AMD Radeon Graphics", "gcnArchName": "gfx1036", "total_memory": 512 * 1024**2, "multi_processor_count": 2}
-    m = machine(gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
-                gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
-    checks = run_doctor(tmp_path, m, rocm_torch(rx6800, igpu, version="2.6.0+rocm6.2.4"),
-                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    rx6800 = {
+        "name": "AMD Radeon RX 6800 XT",
+        "gcnArchName": "gfx1030",
+        "total_memory": 16 * GIB,
+        "multi_processor_count": 72,
+    }
+    igpu = {
+        "name": "AMD Radeon Graphics",
+        "gcnArchName": "gfx1036",
+        "total_memory": 512 * 1024**2,
+        "multi_processor_count": 2,
+    }
+    m = machine(
+        gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
+        gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2),
+    )
+    checks = run_doctor(
+        tmp_path, m, rocm_torch(rx6800, igpu, version="2.6.0+rocm6.2.4"), environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    )
     check = checks["igpu"]
     assert check.status == "warn" and "1:gfx1036" in check.evidence
     assert check.fix == "export HIP_VISIBLE_DEVICES=0"
@@ -228,15 +292,22 @@ def test_too_little_ram_for_vram(tmp_path: Path) -> None:
 
 
 def test_wsl(tmp_path: Path) -> None:
-    m = Machine(nodes=[], kfd=False, amdgpu_loaded=False, dxg=True,
-                proc_version="Linux version 5.15.167.4-microsoft-standard-WSL2")
+    m = Machine(
+        nodes=[],
+        kfd=False,
+        amdgpu_loaded=False,
+        dxg=True,
+        proc_version="Linux version 5.15.167.4-microsoft-standard-WSL2",
+    )
     checks = run_doctor(tmp_path, m, fake_torch("2.8.0+rocm6.4", hip="6.4.43482-0f2d60242"))
     assert checks["wsl"].status == "warn" and "WSL" in checks["wsl"].fix
     assert checks["driver"].status == "skipped"
 
 
 # -- the command -----------------------------------------------------------------------------
-def test_cli_json_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_json_and_exit_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     healthy = tmp_path / "cpu.json"
     healthy.write_text(Environment(backend="cpu", torch="2.13.0+cpu").to_json())
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path))
@@ -290,8 +361,13 @@ def test_every_mapped_check_has_a_scenario() -> None:
 
 
 def test_summary_line_tells_failing_checks_from_warnings() -> None:
-    checks = [Check("gfx-in-build", "fail", "e"), Check("igpu", "warn", "e"), Check("wsl", "ok", "e"),
-              Check("memory", "skipped", "e"), Check("driver", "fail", "e")]
+    checks = [
+        Check("gfx-in-build", "fail", "e"),
+        Check("igpu", "warn", "e"),
+        Check("wsl", "ok", "e"),
+        Check("memory", "skipped", "e"),
+        Check("driver", "fail", "e"),
+    ]
     assert doctor.summary_line(checks) == (
         "rocm doctor: 3 problems (failing: gfx-in-build, driver; warnings: igpu), run `rocm-compat doctor`"
     )
@@ -301,7 +377,9 @@ def test_summary_line_tells_failing_checks_from_warnings() -> None:
     assert doctor.summary_line(checks[2:4]) is None
 
 
-def test_pytest_header_names_the_problem(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pytest_header_names_the_problem(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A broken setup is one header line pointing at the doctor; a healthy one adds nothing."""
     pytester.makepyfile("def test_ok():\n    pass\n")
     broken = tmp_path / "broken"
@@ -321,17 +399,28 @@ def test_readme_errors_table_is_generated_from_the_data() -> None:
     """The README's table is `rocm-compat doctor --errors-table`; regenerate it when the data changes."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start, end = "<!-- errors-table:start -->\n", "\n<!-- errors-table:end -->"
-    table = readme[readme.index(start) + len(start):readme.index(end)]
+    table = readme[readme.index(start) + len(start) : readme.index(end)]
     assert table == doctor.errors_table()
 
 
 def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
     """gfx1030 card + gfx1036 iGPU: the override is what lets the iGPU run, so it is not flagged as
     unneeded because device 0 happens to be the supported card."""
-    rx6800 = {"name": "AMD Radeon RX 6800 XT", "gcnArchName": "gfx1030", "total_memory": 16 * GIB, "multi_processor_count": 72}
-    m = machine(gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
-                gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
-    checks = run_doctor(tmp_path, m, rocm_torch(rx6800, dict(rx6800, name="AMD Radeon Graphics")),
-                        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    rx6800 = {
+        "name": "AMD Radeon RX 6800 XT",
+        "gcnArchName": "gfx1030",
+        "total_memory": 16 * GIB,
+        "multi_processor_count": 72,
+    }
+    m = machine(
+        gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
+        gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2),
+    )
+    checks = run_doctor(
+        tmp_path,
+        m,
+        rocm_torch(rx6800, dict(rx6800, name="AMD Radeon Graphics")),
+        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    )
     assert checks["hsa-override"].status == "ok", checks["hsa-override"]
     assert "gfx1036 runs gfx1030 code" in checks["hsa-override"].evidence

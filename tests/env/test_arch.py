@@ -11,7 +11,7 @@ from pytest_rocm.env import arch
 
 
 @pytest.mark.parametrize(
-    "value, gfx",
+    ("value", "gfx"),
     [
         (110000, "gfx1100"),
         (90010, "gfx90a"),
@@ -44,7 +44,7 @@ def test_gfx_from_target_version_rejects_no_gpu(value: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "arch_name, base, features",
+    ("arch_name", "base", "features"),
     [
         ("gfx90a:sramecc+:xnack-", "gfx90a", {"sramecc": True, "xnack": False}),
         ("gfx942:sramecc+:xnack-", "gfx942", {"sramecc": True, "xnack": False}),
@@ -59,7 +59,7 @@ def test_split_arch(arch_name: str, base: str, features: dict[str, bool]) -> Non
 
 
 @pytest.mark.parametrize(
-    "gfx, family",
+    ("gfx", "family"),
     [
         ("gfx900", "gcn5"),
         ("gfx906", "gcn5"),
@@ -90,7 +90,7 @@ def test_wave_size() -> None:
 
 
 @pytest.mark.parametrize(
-    "gfx, override",
+    ("gfx", "override"),
     [
         ("gfx1031", "10.3.0"),
         ("gfx1032", "10.3.0"),
@@ -120,7 +120,7 @@ def test_every_usual_override_names_a_known_family_sibling() -> None:
 
 
 @pytest.mark.parametrize(
-    "value, gfx",
+    ("value", "gfx"),
     [("10.3.0", "gfx1030"), ("11.0.0", "gfx1100"), ("9.0.10", "gfx90a"), (" 9.4.2 ", "gfx942")],
 )
 def test_parse_override(value: str, gfx: str) -> None:
@@ -141,7 +141,7 @@ def test_marketing_name() -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern, gfx, expected",
+    ("pattern", "gfx", "expected"),
     [
         ("gfx1100", "gfx1100", True),
         ("gfx1100", "gfx1101", False),
@@ -172,7 +172,7 @@ def test_validate_pattern_accepts(pattern: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern, message",
+    ("pattern", "message"),
     [
         ("gfx11OO", "bad architecture pattern 'gfx11OO'"),
         ("rdna9", "bad architecture pattern 'rdna9'"),

@@ -19,11 +19,12 @@ from fake_machines import (
     fake_torch,
     properties,
     sample,
-    sections,
     seam_for,
+    sections,
     write,
 )
 
+from pytest_rocm.doctor.warnings import environment_warnings
 from pytest_rocm.env import detect
 from pytest_rocm.env.detect import (
     detect_environment,
@@ -32,7 +33,6 @@ from pytest_rocm.env.detect import (
     parse_properties,
     rocm_from_torch,
 )
-from pytest_rocm.doctor.warnings import environment_warnings
 from pytest_rocm.env.seam import Seam, SysrootError, check_sysroot
 
 NODES = "sys/class/kfd/kfd/topology/nodes"
@@ -114,9 +114,7 @@ def test_rx570_vram_sample_parses(tmp_path: Path) -> None:
 
 def test_nodes_sort_numerically(tmp_path: Path) -> None:
     # 12 GPU nodes: text order would put 10 and 11 before 2
-    nodes = [Node(CPU_NODE)] + [
-        Node(properties(MI210, drm_render_minor=128 + i), 100 + i) for i in range(11)
-    ]
+    nodes = [Node(CPU_NODE)] + [Node(properties(MI210, drm_render_minor=128 + i), 100 + i) for i in range(11)]
     info = system_of(tmp_path, Machine(nodes))
     assert [g.node for g in info.gpus] == list(range(1, 12))
     assert [g.render_minor for g in info.gpus] == list(range(128, 139))
@@ -136,9 +134,7 @@ def test_node_with_zero_gfx_target_version_is_unknown(tmp_path: Path) -> None:
 def test_eperm_node_is_recorded_not_fatal(tmp_path: Path) -> None:
     nodes = [Node(CPU_NODE), Node(properties(MI210), 1), Node(properties(MI210, drm_render_minor=136), 2)]
     build_tree(tmp_path, Machine(nodes))
-    seam = DeniedSeam(
-        sysroot=tmp_path, environ={}, groups=[], distributions={}, denied=(f"/{NODES}/1/",)
-    )
+    seam = DeniedSeam(sysroot=tmp_path, environ={}, groups=[], distributions={}, denied=(f"/{NODES}/1/",))
     info = detect_system(seam)
     assert [g.node for g in info.gpus] == [2]
     assert info.errors == [f"/{NODES}/1/properties: operation not permitted"]
@@ -206,7 +202,7 @@ def test_rocm_path_variable_wins(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "proc_version, dxg, wsl",
+    ("proc_version", "dxg", "wsl"),
     [
         ("Linux version 6.6.87.1-microsoft-standard-WSL2 (root@af282157c79e)", False, True),
         ("Linux version 5.15.0", True, True),
@@ -219,7 +215,7 @@ def test_wsl(tmp_path: Path, proc_version: str, dxg: bool, wsl: bool) -> None:
 
 # -- torch layer ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "version, hip, rocm",
+    ("version", "hip", "rocm"),
     [
         ("2.6.0+rocm6.2.4", "6.2.41134-65d174c3e", "6.2.4"),
         ("2.7.0.dev20250306+rocm6.3", "6.3.42131-fa1d09cbd", "6.3"),
@@ -236,7 +232,7 @@ def test_rocm_from_torch(version: str, hip: str | None, rocm: str | None) -> Non
 
 
 @pytest.mark.parametrize(
-    "arch, arch_list, expected",
+    ("arch", "arch_list", "expected"),
     [
         ("gfx1100", ["gfx90a", "gfx1100"], True),
         ("gfx90a:sramecc+:xnack-", ["gfx90a", "gfx1100"], True),
@@ -255,10 +251,13 @@ def test_in_build(arch: str, arch_list: list[str], expected: bool | None) -> Non
 
 
 def _rocm_torch(*gcn: str, arch_list: list[str] | None = None) -> Any:
-    devices = [{"name": f"GPU {i}", "gcnArchName": g, "total_memory": 1 << 34, "multi_processor_count": 60}
-               for i, g in enumerate(gcn)]
-    return fake_torch("2.5.1+rocm6.2", hip="6.2.41133-dd7f95766", arch_list=arch_list or ["gfx1030", "gfx1100"],
-                      devices=devices)
+    devices = [
+        {"name": f"GPU {i}", "gcnArchName": g, "total_memory": 1 << 34, "multi_processor_count": 60}
+        for i, g in enumerate(gcn)
+    ]
+    return fake_torch(
+        "2.5.1+rocm6.2", hip="6.2.41133-dd7f95766", arch_list=arch_list or ["gfx1030", "gfx1100"], devices=devices
+    )
 
 
 def _two_gpu_tree(tmp_path: Path) -> Path:
@@ -322,8 +321,9 @@ def test_rocm_build_without_device_is_cpu_backend(tmp_path: Path) -> None:
             return False
 
     torch = fake_torch("2.5.1+rocm6.2", hip="6.2.41133-dd7f95766")
-    env = detect_environment(NoAccess(sysroot=tmp_path, environ={}, torch_loader=lambda: torch, groups=[],
-                                      distributions={}))
+    env = detect_environment(
+        NoAccess(sysroot=tmp_path, environ={}, torch_loader=lambda: torch, groups=[], distributions={})
+    )
     assert (env.backend, env.rocm, env.devices, env.arch_list) == ("cpu", "6.2", [], [])
     assert any(w.startswith("cannot open /dev/kfd read-write") for w in environment_warnings(env))
 
@@ -342,7 +342,8 @@ def test_device_properties_failure_is_recorded(tmp_path: Path) -> None:
 
 def test_variables_and_library_aliases(tmp_path: Path) -> None:
     seam = seam_for(
-        tmp_path, environ={"HIP_FORCE_DEV_KERNARG": "1", "UNRELATED": "x"},
+        tmp_path,
+        environ={"HIP_FORCE_DEV_KERNARG": "1", "UNRELATED": "x"},
         distributions={"pytorch-triton-rocm": "3.1.0", "bitsandbytes": "0.45.0"},
     )
     env = detect_environment(seam)

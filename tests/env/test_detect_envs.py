@@ -122,7 +122,7 @@ CORRUPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("corrupt, message", CORRUPTIONS)
+@pytest.mark.parametrize(("corrupt", "message"), CORRUPTIONS)
 def test_a_corrupt_recording_names_the_field(corrupt, message: str) -> None:
     data = json.loads((ENVS / "mi300x_8.json").read_text(encoding="utf-8"))
     corrupt(data)

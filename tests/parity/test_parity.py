@@ -28,6 +28,7 @@ def identity(t: torch.Tensor) -> torch.Tensor:
 
 # ---- catching wrong numbers ------------------------------------------------------------------
 
+
 def test_half_percent_error_fails_in_float32(x):
     # the CPU is the device here, so the wrong device is simulated by a wrong fn against a right reference
     with pytest.raises(ParityError) as info:
@@ -46,8 +47,14 @@ def test_same_fn_and_reference_pass(x):
 
 def test_half_percent_error_fails_in_cpu_relative_mode(x):
     with pytest.raises(ParityError) as info:
-        assert_parity(off_by_half_percent, x, dtypes=("float32", "float16"), mode="cpu-relative",
-                      reference_fn=identity, baseline=identity)
+        assert_parity(
+            off_by_half_percent,
+            x,
+            dtypes=("float32", "float16"),
+            mode="cpu-relative",
+            reference_fn=identity,
+            baseline=identity,
+        )
     c = info.value.result["float32"]
     assert not c.ok and c.mode == "cpu-relative" and c.cpu_max_abs is not None
 
@@ -148,13 +155,13 @@ def test_grad_of_correct_fn_passes_for_every_input():
 
 # ---- outputs of every shape ------------------------------------------------------------------
 
+
 def test_nested_outputs_are_compared_by_path(x):
     def many(t):
         return {"sum": t.sum(), "parts": (t.relu(), [t.abs()])}
 
     result = assert_parity(many, x, dtypes=("float32",), name="many")
-    assert sorted(c.name for c in result.comparisons) == [
-        "many['parts'][0]", "many['parts'][1][0]", "many['sum']"]
+    assert sorted(c.name for c in result.comparisons) == ["many['parts'][0]", "many['parts'][1][0]", "many['sum']"]
 
 
 def test_integer_outputs_are_compared_exactly():
@@ -181,8 +188,7 @@ def test_module_is_cast_per_run():
 
 
 def test_metrics_match_a_direct_computation(x):
-    result = assert_parity(off_by_half_percent, x, dtypes=("float32",), reference_fn=identity,
-                           rtol=0.01)
+    result = assert_parity(off_by_half_percent, x, dtypes=("float32",), reference_fn=identity, rtol=0.01)
     c = result["float32"]
     got, ref = (x * 1.005).double(), x.double()
     d = (got - ref).abs()
@@ -193,6 +199,7 @@ def test_metrics_match_a_direct_computation(x):
 
 # ---- tolerances per call ---------------------------------------------------------------------
 
+
 def test_tolerance_overrides_and_precedence(x):
     kw = dict(dtypes=("float32",), reference_fn=identity)
     assert assert_parity(off_by_half_percent, x, rtol=0.01, **kw).ok
@@ -201,8 +208,7 @@ def test_tolerance_overrides_and_precedence(x):
     with pytest.raises(ParityError):
         assert_parity(off_by_half_percent, x, rtol=0.01, tolerances={"float32": {"rtol": 1e-6}}, **kw)
     with pytest.raises(ParityError):
-        assert_parity(off_by_half_percent, x, rtol=1e-6,
-                      default_tolerances={"float32": {"rtol": 0.01}}, **kw)
+        assert_parity(off_by_half_percent, x, rtol=1e-6, default_tolerances={"float32": {"rtol": 0.01}}, **kw)
     assert assert_parity(off_by_half_percent, x, default_tolerances={"float32": {"rtol": 0.01}}, **kw).ok
 
 
@@ -216,13 +222,22 @@ def test_reduction_length_widens_float32_normwise(x):
 
 # ---- bad input -------------------------------------------------------------------------------
 
+
 def test_unknown_dtype_is_a_clear_error(x):
     with pytest.raises(ValueError, match=r"unknown dtype 'float17' \(known: float64, float32"):
         assert_parity(identity, x, dtypes=("float17",))
 
 
-@pytest.mark.parametrize("bad", [dict(rtol=-1), dict(atol="big"), dict(normwise=math.nan),
-                                 dict(tolerances={"float32": {"rtl": 1}}), dict(mode="relative")])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(rtol=-1),
+        dict(atol="big"),
+        dict(normwise=math.nan),
+        dict(tolerances={"float32": {"rtl": 1}}),
+        dict(mode="relative"),
+    ],
+)
 def test_bad_options_are_clear_errors(x, bad):
     with pytest.raises(ValueError, match=r"rtol=-1|atol='big'|normwise=nan|'rtl'|mode='relative'"):
         assert_parity(identity, x, **bad)
@@ -254,6 +269,7 @@ def test_mismatched_keys_are_a_structure_error(x):
 
 # ---- dtypes the op does not implement --------------------------------------------------------
 
+
 def test_unsupported_dtype_is_its_own_exception():
     t = torch.rand(50, generator=torch.Generator().manual_seed(7)) * 5
     with pytest.raises(DtypeUnsupported) as info:
@@ -267,8 +283,7 @@ def test_unsupported_dtype_is_its_own_exception():
 def test_a_failure_beats_an_unsupported_dtype():
     t = torch.rand(50, generator=torch.Generator().manual_seed(7)) * 5
     with pytest.raises(ParityError) as info:
-        assert_parity(lambda u: torch.special.bessel_j0(u) * 1.01, t,
-                      reference_fn=torch.special.bessel_j0)
+        assert_parity(lambda u: torch.special.bessel_j0(u) * 1.01, t, reference_fn=torch.special.bessel_j0)
     assert set(info.value.result.unsupported) == {"float16", "bfloat16"}
     assert "unsupported" in str(info.value)
 
@@ -283,14 +298,27 @@ def test_other_runtime_errors_propagate(x):
 
 # ---- the result ------------------------------------------------------------------------------
 
+
 def test_records_follow_the_report_schema(x):
     result = assert_parity(identity, x, name="id")
     assert isinstance(result, ParityResult)
     records = result.records()
     assert len(records) == 3
     for rec in records:
-        assert list(rec)[:12] == ["dtype", "max_abs", "max_rel", "normwise", "rtol", "atol", "ok",
-                                  "name", "kind", "n_bad", "mode", "normwise_tol"]
+        assert list(rec)[:12] == [
+            "dtype",
+            "max_abs",
+            "max_rel",
+            "normwise",
+            "rtol",
+            "atol",
+            "ok",
+            "name",
+            "kind",
+            "n_bad",
+            "mode",
+            "normwise_tol",
+        ]
     json.dumps(records)  # serialisable as is
 
 
@@ -308,11 +336,14 @@ def test_failure_table_has_a_row_per_dtype_with_the_worst_element(x):
     assert got != expected and float(got) == pytest.approx(worst[1], rel=1e-2)
 
 
-@pytest.mark.parametrize("message", [
-    "\"linalg_eigh_cpu\" not implemented for 'Half'",  # texts torch 2.x raises on the CPU
-    "Unsupported dtype Half",
-    "linalg.inv: Low precision dtypes not supported. Got Half",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "\"linalg_eigh_cpu\" not implemented for 'Half'",  # texts torch 2.x raises on the CPU
+        "Unsupported dtype Half",
+        "linalg.inv: Low precision dtypes not supported. Got Half",
+    ],
+)
 def test_unsupported_dtype_messages_are_recognised(x, message):
     def no_half(t):
         if t.dtype == torch.float16:

@@ -10,10 +10,18 @@ import pytest
 from pytest_rocm.parity import tolerances as tols
 
 
-@pytest.mark.parametrize("name, canonical", [
-    ("float16", "float16"), ("fp16", "float16"), ("half", "float16"), ("BF16", "bfloat16"),
-    ("float", "float32"), ("double", "float64"), ("torch.bfloat16", "bfloat16"),
-])
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("float16", "float16"),
+        ("fp16", "float16"),
+        ("half", "float16"),
+        ("BF16", "bfloat16"),
+        ("float", "float32"),
+        ("double", "float64"),
+        ("torch.bfloat16", "bfloat16"),
+    ],
+)
 def test_dtype_names_and_aliases(name, canonical):
     assert tols.canonical_dtype(name) == canonical
 
@@ -27,8 +35,12 @@ def test_elementwise_defaults_are_assert_close_defaults():
     torch = pytest.importorskip("torch")
     from torch.testing._comparison import default_tolerances
 
-    for name, dtype in [("float16", torch.float16), ("bfloat16", torch.bfloat16),
-                        ("float32", torch.float32), ("float64", torch.float64)]:
+    for name, dtype in [
+        ("float16", torch.float16),
+        ("bfloat16", torch.bfloat16),
+        ("float32", torch.float32),
+        ("float64", torch.float64),
+    ]:
         assert tols.ELEMENTWISE_DEFAULTS[name] == default_tolerances(dtype)
         assert tols.EPS[name] == torch.finfo(dtype).eps
 
@@ -47,13 +59,16 @@ def test_resolve_applies_layers_in_order():
     assert tol.normwise == tols.default_normwise("float16")
 
 
-@pytest.mark.parametrize("key, value, shown", [
-    ("rtol", -1, "rtol=-1 must be a finite number >= 0"),
-    ("atol", math.inf, "atol=inf must be a finite number >= 0"),
-    ("normwise", True, "normwise=True is not a number"),
-    ("rtol", "1e-3", "rtol='1e-3' is not a number"),
-    ("rotl", 1.0, "unknown tolerance 'rotl'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("rtol", -1, "rtol=-1 must be a finite number >= 0"),
+        ("atol", math.inf, "atol=inf must be a finite number >= 0"),
+        ("normwise", True, "normwise=True is not a number"),
+        ("rtol", "1e-3", "rtol='1e-3' is not a number"),
+        ("rotl", 1.0, "unknown tolerance 'rotl'"),
+    ],
+)
 def test_bad_values(key, value, shown):
     with pytest.raises(ValueError, match=shown.replace("(", r"\(").replace(")", r"\)")):
         tols.check_value(key, value)
@@ -77,6 +92,8 @@ def test_parse_marker():
 def test_table_and_plugin_do_not_import_torch():
     import subprocess
 
-    code = ("import sys, pytest_rocm.parity.tolerances, pytest_rocm.plugin.parity_fixtures, pytest_rocm.parity.result; "
-            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    code = (
+        "import sys, pytest_rocm.parity.tolerances, pytest_rocm.plugin.parity_fixtures, pytest_rocm.parity.result; "
+        "sys.exit(1 if 'torch' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -84,18 +84,22 @@ def test_special_values_appear_when_asked():
     assert torch.isinf(found).any()
 
 
-@pytest.mark.parametrize("kw, shown", [
-    (dict(dtype="float16", max_value=1e6), r"max_value=1000000.0 is not representable in float16"),
-    (dict(dtype="float32", min_value=-1e5, exact_in=("float16",)), r"not representable in float32, float16"),
-    (dict(dtype="float12"), r"unknown dtype 'float12'"),
-    (dict(dtype="int8", max_value=300), r"does not fit int8"),
-])
+@pytest.mark.parametrize(
+    ("kw", "shown"),
+    [
+        (dict(dtype="float16", max_value=1e6), r"max_value=1000000.0 is not representable in float16"),
+        (dict(dtype="float32", min_value=-1e5, exact_in=("float16",)), r"not representable in float32, float16"),
+        (dict(dtype="float12"), r"unknown dtype 'float12'"),
+        (dict(dtype="int8", max_value=300), r"does not fit int8"),
+    ],
+)
 def test_unrepresentable_requests_are_refused(kw, shown):
     with pytest.raises(ValueError, match=shown):
         tensors(**kw)
 
 
 # ---- property tests: parity of simple ops over random shapes and values ----------------------
+
 
 @fast
 @given(x=tensors("float32", exact_in=("float16", "bfloat16")))
@@ -104,8 +108,7 @@ def test_relu_parity(parity, x):
 
 
 @fast
-@given(x=tensors("float32", shape=shapes(min_dims=2), exact_in=("float16", "bfloat16")),
-       dim=st.integers(0, 1))
+@given(x=tensors("float32", shape=shapes(min_dims=2), exact_in=("float16", "bfloat16")), dim=st.integers(0, 1))
 def test_sum_parity(parity, x, dim):
     parity(lambda t: t.sum(dim=dim), x, name="sum", allow_vacuous=True)
 

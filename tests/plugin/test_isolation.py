@@ -70,11 +70,21 @@ def test_nothing_to_spread(name: str) -> None:
 
 def test_isolation_args_added_unless_the_user_chose() -> None:
     assert isolation_args([], True, True) == [
-        "-n", "auto", "--max-worker-restart", str(DEFAULT_MAX_WORKER_RESTART),
-        "--timeout", "900", "--timeout-method", "thread",
+        "-n",
+        "auto",
+        "--max-worker-restart",
+        str(DEFAULT_MAX_WORKER_RESTART),
+        "--timeout",
+        "900",
+        "--timeout-method",
+        "thread",
     ]
     assert isolation_args(["-n4", "--timeout=60"], True, True) == [
-        "--max-worker-restart", str(DEFAULT_MAX_WORKER_RESTART), "--timeout-method", "thread"]
+        "--max-worker-restart",
+        str(DEFAULT_MAX_WORKER_RESTART),
+        "--timeout-method",
+        "thread",
+    ]
     assert isolation_args(["-p", "no:xdist"], True, True) == ["--timeout", "900"]
     assert isolation_args([], False, False) == []
 
@@ -85,7 +95,8 @@ def test_each_xdist_worker_sees_its_own_device_before_conftest_runs(pytester: py
         # what a conftest importing torch at module level would see
         AT_IMPORT = os.environ.get("HIP_VISIBLE_DEVICES")
     """)
-    pytester.makepyfile(test_devices="""
+    pytester.makepyfile(
+        test_devices="""
         import os, time, pytest
         import conftest
         @pytest.mark.parametrize("n", range(6))
@@ -94,9 +105,15 @@ def test_each_xdist_worker_sees_its_own_device_before_conftest_runs(pytester: py
             record_property("rocm_info", {"worker": os.environ["PYTEST_XDIST_WORKER"],
                                           "visible": os.environ.get("HIP_VISIBLE_DEVICES"),
                                           "at_import": conftest.AT_IMPORT})
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess(
-        "-n", "2", f"--rocm-env={ENVS / 'mi300x_8.json'}", "--rocm-report=r.json", "-p", "no:cacheprovider",
+        "-n",
+        "2",
+        f"--rocm-env={ENVS / 'mi300x_8.json'}",
+        "--rocm-report=r.json",
+        "-p",
+        "no:cacheprovider",
     )
     result.assert_outcomes(passed=6)
     infos = [r["info"] for r in json.loads((pytester.path / "r.json").read_text())["results"]]

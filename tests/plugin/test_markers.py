@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from pytest_rocm.plugin import marks as markers
 from pytest_rocm.env.model import Environment
+from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin.marks import MarkerError, parse_mark
-from pytest_rocm.plugin.versions import parse_size, satisfies
 from pytest_rocm.plugin.options import Settings
 from pytest_rocm.plugin.session import select
+from pytest_rocm.plugin.versions import parse_size, satisfies
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
@@ -30,7 +30,7 @@ def decide(env_name: str, name: str, *args, settings: Settings = Settings(), ins
 
 # -- sizes ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "text, expected",
+    ("text", "expected"),
     [
         ("16GiB", 16 * 2**30),
         ("16 GiB", 16 * 2**30),
@@ -54,7 +54,7 @@ def test_parse_size_rejects(bad):
 
 # -- versions ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "version, spec, ok",
+    ("version", "spec", "ok"),
     [
         ("2.6.0+rocm6.2.4", ">=2.6,<2.7", True),
         ("2.5.1+rocm6.2", ">=2.6", False),
@@ -81,7 +81,7 @@ def test_satisfies(version, spec, ok):
 
 # -- validation -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "name, args, kwargs, fragment",
+    ("name", "args", "kwargs", "fragment"),
     [
         ("gfx", (), {}, "needs at least one architecture pattern"),
         ("gfx", ("gfx11OO",), {}, "'gfx11OO'"),
@@ -132,8 +132,7 @@ def test_gfx_reason_names_need_and_device():
 def test_gfx_reason_shows_silicon_under_override():
     d = decide("rx6700xt_override", "gfx", "gfx1031")
     assert d.skip == (
-        "needs gfx1031 (rdna2), device 0 is gfx1030 (rdna2) "
-        "(silicon gfx1031 through HSA_OVERRIDE_GFX_VERSION=10.3.0)"
+        "needs gfx1031 (rdna2), device 0 is gfx1030 (rdna2) (silicon gfx1031 through HSA_OVERRIDE_GFX_VERSION=10.3.0)"
     )
 
 
@@ -184,8 +183,12 @@ def test_forced_cpu_skips_device_markers_and_keeps_versions():
     assert decide("mi300x_8", "gpu", settings=cpu).skip == (
         "needs a GPU, the device under test is the CPU (--rocm-device=cpu)"
     )
-    assert decide("mi300x_8", "rocm", settings=cpu).skip.startswith("needs the ROCm backend, the device under test is the CPU")
-    assert decide("mi300x_8", "gfx", "gfx942", settings=cpu).skip.startswith("needs gfx942 (cdna3), the device under test")
+    assert decide("mi300x_8", "rocm", settings=cpu).skip.startswith(
+        "needs the ROCm backend, the device under test is the CPU"
+    )
+    assert decide("mi300x_8", "gfx", "gfx942", settings=cpu).skip.startswith(
+        "needs gfx942 (cdna3), the device under test"
+    )
     assert decide("mi300x_8", "rocm_version", ">=6.2", settings=cpu).skip is None
 
 

@@ -19,7 +19,8 @@ def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
 
-SUITE = '''
+
+SUITE = """
 import pytest
 
 @pytest.mark.gpu
@@ -74,29 +75,29 @@ def test_feature(): pass
 class TestClassMarker:
     @pytest.mark.min_vram("16GiB")
     def test_both(self): pass
-'''
+"""
 
 P, S, X, F = "passed", "skipped", "xfailed", "failed"
 COLUMNS = ("rx7900xtx_rocm6", "rx6800xt_igpu", "rx6700xt_override", "mi300x_8", "nvidia_cuda", "cpu_only")
 EXPECTED = {
     #                    7900xtx 6800xt 6700xt mi300x cuda  cpu
-    "test_gpu":           (P,     P,     P,     P,     P,    S),
-    "test_gpus2":         (S,     P,     S,     P,     S,    S),
-    "test_gpus8":         (S,     S,     S,     P,     S,    S),
-    "test_rocm":          (P,     P,     P,     P,     S,    S),
-    "test_gfx_exact":     (P,     S,     S,     S,     S,    S),
-    "test_gfx_glob":      (S,     P,     P,     S,     S,    S),
-    "test_gfx_family":    (S,     S,     S,     P,     S,    S),
-    "test_skip_gfx":      (P,     S,     S,     P,     P,    P),
-    "test_xfail_gfx":     (F,     F,     F,     X,     F,    F),
-    "test_rocm_version":  (P,     S,     S,     P,     S,    S),
-    "test_torch_version": (P,     S,     S,     P,     P,    P),
-    "test_min_vram":      (P,     S,     S,     P,     P,    S),
-    "test_requires_ok":   (P,     P,     P,     P,     P,    P),
-    "test_requires_old":  (S,     S,     S,     S,     S,    S),
-    "test_requires_absent": (S,   S,     S,     S,     S,    S),
-    "test_feature":       (P,     P,     P,     P,     P,    P),
-    "test_both":          (P,     S,     S,     S,     S,    S),
+    "test_gpu": (P, P, P, P, P, S),
+    "test_gpus2": (S, P, S, P, S, S),
+    "test_gpus8": (S, S, S, P, S, S),
+    "test_rocm": (P, P, P, P, S, S),
+    "test_gfx_exact": (P, S, S, S, S, S),
+    "test_gfx_glob": (S, P, P, S, S, S),
+    "test_gfx_family": (S, S, S, P, S, S),
+    "test_skip_gfx": (P, S, S, P, P, P),
+    "test_xfail_gfx": (F, F, F, X, F, F),
+    "test_rocm_version": (P, S, S, P, S, S),
+    "test_torch_version": (P, S, S, P, P, P),
+    "test_min_vram": (P, S, S, P, P, S),
+    "test_requires_ok": (P, P, P, P, P, P),
+    "test_requires_old": (S, S, S, S, S, S),
+    "test_requires_absent": (S, S, S, S, S, S),
+    "test_feature": (P, P, P, P, P, P),
+    "test_both": (P, S, S, S, S, S),
 }
 
 
@@ -129,25 +130,27 @@ def test_every_marker_against_recorded_environments(pytester: pytest.Pytester, c
 def test_skip_reasons_through_pytest(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest(f"--rocm-env={ENVS}/rx6800xt_igpu.json", "-rsx", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines_random([
-        "SKIPPED [[]1[]] test_suite.py:*: needs 8 GPUs, found 2",
-        "SKIPPED [[]1[]] test_suite.py:*: needs gfx1100 (rdna3), device 0 is gfx1030 (rdna2)",
-        "SKIPPED [[]1[]] test_suite.py:*: broken on rdna2 (rdna2 matches: device 0 is gfx1030 (rdna2))",
-        "SKIPPED [[]1[]] test_suite.py:*: needs ROCm >=6.2.1, this is 6.2",
-        "SKIPPED [[]1[]] test_suite.py:*: needs 20.0 GiB of GPU memory, device 0 has 16.0 GiB",
-        "SKIPPED [[]1[]] test_suite.py:*: needs pytest>=999, this is pytest *",
-        "SKIPPED [[]1[]] test_suite.py:*: not installed: surely-not-installed-dist (needs surely-not-installed-dist>=1)",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "SKIPPED [[]1[]] test_suite.py:*: needs 8 GPUs, found 2",
+            "SKIPPED [[]1[]] test_suite.py:*: needs gfx1100 (rdna3), device 0 is gfx1030 (rdna2)",
+            "SKIPPED [[]1[]] test_suite.py:*: broken on rdna2 (rdna2 matches: device 0 is gfx1030 (rdna2))",
+            "SKIPPED [[]1[]] test_suite.py:*: needs ROCm >=6.2.1, this is 6.2",
+            "SKIPPED [[]1[]] test_suite.py:*: needs 20.0 GiB of GPU memory, device 0 has 16.0 GiB",
+            "SKIPPED [[]1[]] test_suite.py:*: needs pytest>=999, this is pytest *",
+            "SKIPPED [[]1[]] test_suite.py:*: not installed: surely-not-installed-dist (needs surely-not-installed-dist>=1)",
+        ]
+    )
 
 
 def test_xfail_gfx_strict_turns_xpass_into_failure(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile('''
+    pytester.makepyfile("""
         import pytest
         @pytest.mark.xfail_gfx("cdna3", reason="flaky", strict=True)
         def test_passes_anyway(): pass
         @pytest.mark.xfail_gfx("cdna3", reason="flaky")
         def test_passes_lax(): pass
-    ''')
+    """)
     rec = pytester.inline_run(f"--rocm-env={ENVS}/mi300x_8.json", "-o", "xfail_strict=false")
     got = outcomes(rec)
     assert got["test_passes_anyway"][0] == F
@@ -165,9 +168,12 @@ def test_rocm_gfx_picks_the_igpu_among_devices(pytester: pytest.Pytester) -> Non
 
 
 def test_plan_decides_markers_as_if_the_device_were_here(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_suite=SUITE + '''
+    pytester.makepyfile(
+        test_suite=SUITE
+        + """
 def test_uses_device(rocm_device): pass
-''')
+"""
+    )
     rec = pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942")
     got = outcomes(rec)
     assert got["test_gpu"][0] == P
@@ -192,12 +198,12 @@ def test_forced_cpu_runs_the_rest(pytester: pytest.Pytester) -> None:
 
 
 def test_markers_added_after_collection_are_still_validated(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest('''
+    pytester.makeconftest("""
         import pytest
         def pytest_collection_modifyitems(items):
             for item in items:
                 item.add_marker(pytest.mark.min_vram("a lot"))
-    ''')
+    """)
     pytester.makepyfile("def test_x(): pass")
     result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json")
     result.assert_outcomes(errors=1)
@@ -219,12 +225,16 @@ BAD_MARKERS = {
 
 def test_bad_marker_is_a_collection_error_naming_test_and_value(pytester: pytest.Pytester) -> None:
     for module, (marker, _) in BAD_MARKERS.items():
-        pytester.makepyfile(**{module: f'''
+        pytester.makepyfile(
+            **{
+                module: f"""
             import pytest
             def test_fine(): pass
             @pytest.mark.{marker}
             def test_marked(): pass
-        '''})
+        """
+            }
+        )
     pytester.makepyfile(test_good="def test_good(): pass")
     result = pytester.runpytest(f"--rocm-env={ENVS}/cpu_only.json")
     assert result.ret == pytest.ExitCode.INTERRUPTED
@@ -240,7 +250,17 @@ def test_strict_markers_runs_clean_and_markers_are_listed(pytester: pytest.Pytes
     result = pytester.runpytest("--strict-markers", f"--rocm-env={ENVS}/mi300x_8.json")
     assert result.ret == pytest.ExitCode.OK
     listed = pytester.runpytest("--markers").stdout.str()
-    for sig in ("gpu:", "gpus(n):", "rocm:", "gfx(*patterns):", "skip_gfx(*patterns, reason=None):",
-                "xfail_gfx(*patterns, reason=None, strict=False):", "rocm_version(spec):",
-                "torch_version(spec):", "min_vram(size):", "requires(spec):", "feature(name):"):
+    for sig in (
+        "gpu:",
+        "gpus(n):",
+        "rocm:",
+        "gfx(*patterns):",
+        "skip_gfx(*patterns, reason=None):",
+        "xfail_gfx(*patterns, reason=None, strict=False):",
+        "rocm_version(spec):",
+        "torch_version(spec):",
+        "min_vram(size):",
+        "requires(spec):",
+        "feature(name):",
+    ):
         assert f"@pytest.mark.{sig}" in listed

@@ -4,7 +4,6 @@ and bad input as one usage-error line naming where the value came from."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,11 @@ from pytest_rocm.plugin.options import OPTIONS, parse_bool, parse_device, parse_
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 IGPU = f"--rocm-env={ENVS}/rx6800xt_igpu.json"
 
-SHOW = '''
+SHOW = """
 def test_show(pytestconfig):
     o = pytestconfig.option
     print(f"GFX={o.rocm_gfx} DEVICE={o.rocm_device} REPORT={o.rocm_report} LABEL={o.rocm_label} REQ={o.rocm_require_gpu}")
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +42,7 @@ def test_parsers() -> None:
 
 
 @pytest.mark.parametrize(
-    "cli, env, ini, device",
+    ("cli", "env", "ini", "device"),
     [
         (None, None, "gfx1036", "1:gfx1036"),
         (None, "gfx1030", "gfx1036", "0:gfx1030"),
@@ -105,7 +104,7 @@ CORRUPT = "{not json"
 
 
 @pytest.mark.parametrize(
-    "args, variables, message",
+    ("args", "variables", "message"),
     [
         (["--rocm-gfx=gfx11OO"], {}, "--rocm-gfx='gfx11OO': bad architecture pattern"),
         (["--rocm-gfx=rdna9"], {}, "--rocm-gfx='rdna9': bad architecture pattern 'rdna9'"),
@@ -113,21 +112,39 @@ CORRUPT = "{not json"
         (["--rocm-env=missing.json"], {}, "--rocm-env: missing.json: no such file"),
         (["--rocm-env=corrupt.json"], {}, "--rocm-env: corrupt.json: not valid JSON (line 1, column 2"),
         (["--rocm-env=other.json"], {}, "--rocm-env: other.json: schema is 'something/else'"),
-        (["--rocm-env=wrong_type.json"], {},
-         "--rocm-env: wrong_type.json: devices[0]: field 'total_memory' is 'lots', expected int | None"),
+        (
+            ["--rocm-env=wrong_type.json"],
+            {},
+            "--rocm-env: wrong_type.json: devices[0]: field 'total_memory' is 'lots', expected int | None",
+        ),
         ([], {"PYTEST_ROCM_ENV": "missing.json"}, "PYTEST_ROCM_ENV: missing.json: no such file"),
-        ([IGPU, "--rocm-device=cuda:5"], {},
-         "--rocm-device=cuda:5: no such device; found 0:gfx1030 (AMD Radeon RX 6800 XT), 1:gfx1036"),
+        (
+            [IGPU, "--rocm-device=cuda:5"],
+            {},
+            "--rocm-device=cuda:5: no such device; found 0:gfx1030 (AMD Radeon RX 6800 XT), 1:gfx1036",
+        ),
         (["--rocm-device=tpu"], {}, "--rocm-device='tpu': expected cpu, cuda or cuda:N"),
         ([IGPU, "--rocm-gfx=gfx942"], {}, "--rocm-gfx=gfx942: no device matches; found 0:gfx1030"),
-        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=rdna3"], {},
-         "plan needs one architecture: rdna3 could be gfx1100, gfx1101, gfx1102, gfx1103"),
-        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu"], {},
-         "--rocm-require-gpu: no GPU to test on: torch 2.6.0+cpu is a CPU build"),
-        ([f"--rocm-env={ENVS}/cuda_wheel_on_amd.json"], {"PYTEST_ROCM_REQUIRE_GPU": "1"},
-         "PYTEST_ROCM_REQUIRE_GPU: no GPU to test on: torch 2.12.0+cu130 is a CUDA build and cannot use AMD GPUs"),
-        ([f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu", "--rocm-gfx=gfx942"], {},
-         "--rocm-require-gpu: no GPU here; --rocm-gfx=gfx942 only plans for gfx942"),
+        (
+            [f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=rdna3"],
+            {},
+            "plan needs one architecture: rdna3 could be gfx1100, gfx1101, gfx1102, gfx1103",
+        ),
+        (
+            [f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu"],
+            {},
+            "--rocm-require-gpu: no GPU to test on: torch 2.6.0+cpu is a CPU build",
+        ),
+        (
+            [f"--rocm-env={ENVS}/cuda_wheel_on_amd.json"],
+            {"PYTEST_ROCM_REQUIRE_GPU": "1"},
+            "PYTEST_ROCM_REQUIRE_GPU: no GPU to test on: torch 2.12.0+cu130 is a CUDA build and cannot use AMD GPUs",
+        ),
+        (
+            [f"--rocm-env={ENVS}/cpu_only.json", "--rocm-require-gpu", "--rocm-gfx=gfx942"],
+            {},
+            "--rocm-require-gpu: no GPU here; --rocm-gfx=gfx942 only plans for gfx942",
+        ),
         (["--rocm-require-gpu", "--rocm-device=cpu"], {}, "--rocm-require-gpu contradicts --rocm-device=cpu"),
         ([], {"PYTEST_ROCM_REQUIRE_GPU": "maybe"}, "PYTEST_ROCM_REQUIRE_GPU='maybe': expected 1/0"),
         ([], {"PYTEST_ROCM_SYSROOT": "/no/such/root"}, "PYTEST_ROCM_SYSROOT=/no/such/root: no such directory"),

@@ -6,11 +6,20 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pytest_rocm.report.outcomes import PARITY_PROPERTY  # noqa: E402
+from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 #: plugins this suite does not need; loading them costs ~2 s per in-process run (no pyc cache there)
-FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:benchmark",
-        "--rocm-device=cpu")
+FAST = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:anyio",
+    "-p",
+    "no:benchmark",
+    "--rocm-device=cpu",
+)
 
 HEADER = """
 import pytest, torch
@@ -38,40 +47,51 @@ def _parity_properties(reprec: pytest.HookRecorder) -> dict[str, list]:
     return out
 
 
-@pytest.mark.parametrize("marker, shown", [
-    ('"float17", rtol=1e-3', "unknown dtype 'float17'"),
-    ('"float16", rtol=-0.1', "rtol=-0.1 must be a finite number >= 0"),
-    ('"bfloat16", atol="tight"', "atol='tight' is not a number"),
-    ('"float16", rtl=0.1', "unexpected keyword argument 'rtl'"),
-    ('"float16"', "sets none of rtol, atol, normwise"),
-])
+@pytest.mark.parametrize(
+    ("marker", "shown"),
+    [
+        ('"float17", rtol=1e-3', "unknown dtype 'float17'"),
+        ('"float16", rtol=-0.1', "rtol=-0.1 must be a finite number >= 0"),
+        ('"bfloat16", atol="tight"', "atol='tight' is not a number"),
+        ('"float16", rtl=0.1', "unexpected keyword argument 'rtl'"),
+        ('"float16"', "sets none of rtol, atol, normwise"),
+    ],
+)
 def test_bad_tolerance_marker_is_a_collection_error_naming_test_and_value(pytester, marker, shown):
-    result = _run(pytester, f"""
+    result = _run(
+        pytester,
+        f"""
 @pytest.mark.tolerance({marker})
 def test_bad(parity):
     parity(identity, X)
 
 def test_fine():
     pass
-""")
+""",
+    )
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*ERROR collecting test_it.py*",
-                                 f"test_it.py::test_bad: tolerance(*{shown}*"])
+    result.stdout.fnmatch_lines(["*ERROR collecting test_it.py*", f"test_it.py::test_bad: tolerance(*{shown}*"])
     assert "Traceback" not in result.stdout.str()
     result.assert_outcomes(errors=1)  # a collection error: nothing ran
 
 
 def test_marker_is_registered_for_strict_markers(pytester):
-    result = _run(pytester, """
+    result = _run(
+        pytester,
+        """
 @pytest.mark.tolerance("float32", rtol=1e-2)
 def test_marked():
     pass
-""", "--strict-markers")
+""",
+        "--strict-markers",
+    )
     result.assert_outcomes(passed=1)
 
 
 def test_marker_widens_and_call_kwargs_override_it(pytester):
-    result = _run(pytester, """
+    result = _run(
+        pytester,
+        """
 def test_default(parity):
     parity(off, X, dtypes=("float32",), reference_fn=identity)
 
@@ -88,17 +108,21 @@ class TestClass:
     @pytest.mark.tolerance("float32", rtol=1e-2)
     def test_closest_marker_wins(self, parity):
         parity(off, X, dtypes=("float32",), reference_fn=identity)
-""")
+""",
+    )
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["FAILED *test_default*", "FAILED *test_call_wins*"])
 
 
 def test_parity_records_every_call_even_when_failing(pytester):
-    pytester.makepyfile(test_it=HEADER + """
+    pytester.makepyfile(
+        test_it=HEADER
+        + """
 def test_two_calls(parity):
     parity(identity, X, name="first")
     parity(off, X, dtypes=("float32",), reference_fn=identity, name="second")
-""")
+"""
+    )
     reprec = pytester.inline_run(*FAST)
     reprec.assertoutcome(failed=1)
     calls = _parity_properties(reprec)["test_two_calls"]
@@ -109,20 +133,26 @@ def test_two_calls(parity):
 
 
 def test_parity_dtype_parametrizes_with_readable_ids(pytester):
-    pytester.makepyfile(test_it=HEADER + """
+    pytester.makepyfile(
+        test_it=HEADER
+        + """
 def test_low(parity, parity_dtype):
     result = parity(identity, X)
     assert [c.dtype for c in result.comparisons] == [parity_dtype]
-""")
+"""
+    )
     result = pytester.runpytest(*FAST, "-v")
     result.stdout.fnmatch_lines(["*test_low[[]float16[]] PASSED*", "*test_low[[]bfloat16[]] PASSED*"])
 
 
 def test_unsupported_dtype_skips_naming_op_dtype_and_backend(pytester):
-    pytester.makepyfile(test_it=HEADER + """
+    pytester.makepyfile(
+        test_it=HEADER
+        + """
 def test_bessel(parity):
     parity(torch.special.bessel_j0, X.abs())
-""")
+"""
+    )
     reprec = pytester.inline_run(*FAST)
     reprec.assertoutcome(skipped=1)
     (rep,) = [r for r in reprec.getreports("pytest_runtest_logreport") if r.skipped]
@@ -134,32 +164,45 @@ def test_bessel(parity):
 
 
 def test_parity_uses_the_device_under_test(pytester):
-    result = _run(pytester, """
+    result = _run(
+        pytester,
+        """
 def test_device(parity):
     assert str(parity(identity, X, dtypes=("float32",)).device) == "cpu"
     assert str(parity.device) == "cpu"
-""")
+""",
+    )
     result.assert_outcomes(passed=1)
 
 
 def test_parity_skips_with_the_device_reason_when_there_is_no_device(pytester):
-    pytester.makepyfile(test_it=HEADER + """
+    pytester.makepyfile(
+        test_it=HEADER
+        + """
 def test_device(parity):
     parity(identity, X)
-""")
+"""
+    )
     result = pytester.runpytest(*FAST[:-1], "-rs", "--rocm-gfx=gfx1100")  # a plan: no device here
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*plan for*gfx1100*"])
 
 
 def test_bad_marker_on_a_class_is_found_for_its_methods(pytester):
-    result = _run(pytester, """
+    result = _run(
+        pytester,
+        """
 @pytest.mark.tolerance("float16", atol=float("nan"))
 class TestOps:
     @pytest.mark.parametrize("n", [1, 2])
     def test_op(self, n):
         pass
-""")
-    result.stdout.fnmatch_lines(["test_it.py::TestOps::test_op[[]1[]]: tolerance(*atol=nan*",
-                                 "test_it.py::TestOps::test_op[[]2[]]: tolerance(*atol=nan*"])
+""",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "test_it.py::TestOps::test_op[[]1[]]: tolerance(*atol=nan*",
+            "test_it.py::TestOps::test_op[[]2[]]: tolerance(*atol=nan*",
+        ]
+    )
     result.assert_outcomes(errors=2)  # one per test the class marker reaches

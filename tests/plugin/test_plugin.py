@@ -14,9 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_rocm import plugin
-
-from pytest_rocm.plugin import session as state
 from pytest_rocm.env.model import Environment
+from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.fixtures import live_device_problem
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
@@ -27,8 +26,14 @@ def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process inner runs load just pytest-rocm (subprocess runs below use the real autoload)."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
-    for name in ("PYTEST_ROCM_GFX", "PYTEST_ROCM_DEVICE", "PYTEST_ROCM_ENV", "PYTEST_ROCM_REQUIRE_GPU",
-                 "PYTEST_ROCM_SYSROOT", "HSA_OVERRIDE_GFX_VERSION"):
+    for name in (
+        "PYTEST_ROCM_GFX",
+        "PYTEST_ROCM_DEVICE",
+        "PYTEST_ROCM_ENV",
+        "PYTEST_ROCM_REQUIRE_GPU",
+        "PYTEST_ROCM_SYSROOT",
+        "HSA_OVERRIDE_GFX_VERSION",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -48,7 +53,7 @@ def test_header_is_one_line_by_default(pytester) -> None:
 
 
 @pytest.mark.parametrize(
-    "name, warning",
+    ("name", "warning"),
     [
         ("no_binary", "rocm: WARNING: gfx1101 is not in this torch build's arch list: expect hipErrorNoBinaryForGpu*"),
         ("rx6700xt_override", "rocm: WARNING: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
@@ -66,17 +71,19 @@ def test_warnings_come_before_the_header_line(pytester, name, warning) -> None:
 def test_verbose_header_lists_the_whole_environment(pytester) -> None:
     pytester.makepyfile("def test_x(): pass")
     result = pytester.runpytest(f"--rocm-env={ENVS}/rx6700xt_override.json", "-v")
-    result.stdout.fnmatch_lines([
-        "rocm: backend=rocm torch=2.5.1+rocm6.2 rocm=6.2 device=0:gfx1030 (AMD Radeon RX 6700 XT, 12.0 GiB)*",
-        "rocm:   torch 2.5.1+rocm6.2, hip 6.2.*",
-        "rocm:   arch list: *gfx1030*",
-        "rocm:   device 0: AMD Radeon RX 6700 XT, arch gfx1030, silicon gfx1031, * in build yes",
-        "rocm:   system: kfd yes, kfd access yes, *",
-        "rocm:   kernel gpu node *: gfx1031, vram 12.0 GiB, *",
-        "rocm:   variables: HSA_OVERRIDE_GFX_VERSION=10.3.0*",
-        "rocm:   libraries: *",
-        "rocm:   python * on *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "rocm: backend=rocm torch=2.5.1+rocm6.2 rocm=6.2 device=0:gfx1030 (AMD Radeon RX 6700 XT, 12.0 GiB)*",
+            "rocm:   torch 2.5.1+rocm6.2, hip 6.2.*",
+            "rocm:   arch list: *gfx1030*",
+            "rocm:   device 0: AMD Radeon RX 6700 XT, arch gfx1030, silicon gfx1031, * in build yes",
+            "rocm:   system: kfd yes, kfd access yes, *",
+            "rocm:   kernel gpu node *: gfx1031, vram 12.0 GiB, *",
+            "rocm:   variables: HSA_OVERRIDE_GFX_VERSION=10.3.0*",
+            "rocm:   libraries: *",
+            "rocm:   python * on *",
+        ]
+    )
 
 
 def test_plan_and_forced_cpu_in_the_header(pytester) -> None:
@@ -114,14 +121,16 @@ def test_detection_runs_only_when_a_test_needs_it(pytester, monkeypatch) -> None
     result = pytester.runpytest("test_plain.py")
     assert result.ret == 0 and calls == [] and rocm_lines(result.stdout.str()) == []
 
-    pytester.makepyfile(test_marked='''
+    pytester.makepyfile(
+        test_marked="""
         import pytest
         @pytest.mark.gpu
         def test_a(): pass
         @pytest.mark.gfx("rdna3")
         def test_b(): pass
         def test_c(rocm_env): assert rocm_env.devices[0].gfx == "gfx1100"
-    ''')
+    """
+    )
     result = pytester.runpytest("test_marked.py")
     result.assert_outcomes(passed=3)
     assert calls == [1]  # once per session, however many tests ask
@@ -131,12 +140,12 @@ def test_detection_runs_only_when_a_test_needs_it(pytester, monkeypatch) -> None
 
 def test_requires_and_feature_do_not_detect(pytester, monkeypatch) -> None:
     monkeypatch.setattr(state, "_detect", lambda: pytest.fail("detected"))
-    pytester.makepyfile('''
+    pytester.makepyfile("""
         import pytest
         @pytest.mark.requires("pytest>=7")
         @pytest.mark.feature("operators/x")
         def test_a(): pass
-    ''')
+    """)
     pytester.runpytest().assert_outcomes(passed=1)
 
 
@@ -144,16 +153,19 @@ def test_requires_and_feature_do_not_detect(pytester, monkeypatch) -> None:
 def test_device_fixture_skips_naming_the_cause(pytester) -> None:
     pytester.makepyfile("def test_x(rocm_device): pass")
     result = pytester.runpytest(f"--rocm-env={ENVS}/cuda_wheel_on_amd.json", "-rs")
-    result.stdout.fnmatch_lines([
-        "SKIPPED*no device to test on: torch 2.12.0+cu130 is a CUDA build and cannot use AMD GPUs; "
-        "the kernel reports 1 GPU(s): gfx1150"
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "SKIPPED*no device to test on: torch 2.12.0+cu130 is a CUDA build and cannot use AMD GPUs; "
+            "the kernel reports 1 GPU(s): gfx1150"
+        ]
+    )
 
 
 def _fake_torch(available: bool, count: int = 0, arch: str | None = None) -> SimpleNamespace:
     props = SimpleNamespace(gcnArchName=arch) if arch else SimpleNamespace()
-    cuda = SimpleNamespace(is_available=lambda: available, device_count=lambda: count,
-                           get_device_properties=lambda i: props)
+    cuda = SimpleNamespace(
+        is_available=lambda: available, device_count=lambda: count, get_device_properties=lambda i: props
+    )
     return SimpleNamespace(__version__="2.6.0+rocm6.2.4", cuda=cuda)
 
 
@@ -167,26 +179,28 @@ def test_recorded_device_must_really_be_here() -> None:
 
 
 # -- subprocess runs: the real entry point, real torch -----------------------------------------
-PROBE = '''
+PROBE = """
 import sys
 from pytest_rocm.plugin import session as state
 
 def pytest_sessionfinish(session):
     known = state.environment_if_known(session.config) is not None
     print(f"\\nPROBE torch={'torch' in sys.modules} detected={known}")
-'''
+"""
 
 
 def test_plain_run_never_imports_torch_but_a_marked_one_does(pytester) -> None:
     pytester.makeconftest(PROBE)
     pytester.makepyfile(test_plain="def test_a(): pass\ndef test_b(): assert 1 + 1 == 2")
-    pytester.makepyfile(test_marked='''
+    pytester.makepyfile(
+        test_marked="""
         import pytest
         @pytest.mark.gpu
         def test_gpu(): pass
         def test_cpu_device(rocm_device):
             assert str(rocm_device) == "cpu"
-    ''')
+    """
+    )
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": None, "PYTEST_PLUGINS": None}
     with pytest.MonkeyPatch.context() as mp:
         for name in env:
@@ -219,12 +233,14 @@ def test_without_torch_the_plugin_works_and_device_tests_say_why(pytester) -> No
     pytester.makepyfile(NO_TORCH_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(passed=1, skipped=3)
-    result.stdout.fnmatch_lines([
-        "rocm: backend=cpu torch=not-installed device=none [[]env: detected[]] (torch is not installed)",
-        "SKIPPED*no device to test on: torch is not installed",
-        "SKIPPED*needs a GPU, torch is not installed",
-        "SKIPPED*needs torch >=2, torch is not installed",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "rocm: backend=cpu torch=not-installed device=none [[]env: detected[]] (torch is not installed)",
+            "SKIPPED*no device to test on: torch is not installed",
+            "SKIPPED*needs a GPU, torch is not installed",
+            "SKIPPED*needs torch >=2, torch is not installed",
+        ]
+    )
     assert "installed (torch is not installed)" not in result.stdout.str()
     forced = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "--rocm-device=cpu")
     forced.assert_outcomes(passed=1, skipped=3)
@@ -232,7 +248,7 @@ def test_without_torch_the_plugin_works_and_device_tests_say_why(pytester) -> No
 
 
 def test_import_help_version_markers_never_import_torch(tmp_path) -> None:
-    script = textwrap.dedent(f'''
+    script = textwrap.dedent("""
         import sys, contextlib, io
         import pytest_rocm.plugin as plugin
         for name in plugin.pytest_plugins:
@@ -244,14 +260,15 @@ def test_import_help_version_markers_never_import_torch(tmp_path) -> None:
                 pytest.main(args + ["-p", "no:cacheprovider"])
             assert "torch" not in sys.modules, args
         print("CLEAN")
-    ''')
+    """)
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.strip().endswith("CLEAN"), done.stdout + done.stderr
 
 
-XDIST_CONFTEST = '''
+XDIST_CONFTEST = """
 import os
 from pathlib import Path
 import pytest_rocm.plugin.session as state
@@ -263,7 +280,7 @@ def counting_detect():
     return Environment.load(os.environ["FAKE_ENV"])
 
 state._detect = counting_detect
-'''
+"""
 
 
 def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
@@ -275,7 +292,7 @@ def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
     monkeypatch.setenv("DETECT_LOG", str(log))
     monkeypatch.setenv("FAKE_ENV", str(ENVS / "mi300x_8.json"))
     pytester.makeconftest(XDIST_CONFTEST)
-    pytester.makepyfile('''
+    pytester.makepyfile("""
         import pytest
         @pytest.mark.parametrize("i", range(6))
         @pytest.mark.gfx("cdna3")
@@ -283,7 +300,7 @@ def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
             assert rocm_env.devices[0].gfx == "gfx942"
         @pytest.mark.gfx("rdna3")
         def test_skipped_on_worker(): pass
-    ''')
+    """)
     quiet = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio")  # speed only
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", *quiet)
     result.assert_outcomes(passed=6, skipped=1)

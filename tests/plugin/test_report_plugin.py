@@ -61,7 +61,9 @@ def _results(path: Path) -> dict[str, dict]:
 
 def test_report_records_every_outcome_parity_and_info(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(**{"suites/operators/test_ops": ORDINARY})
-    result = pytester.runpytest("suites", "--rocm-report=out/r.json", "--rocm-label=here", "-p", "no:cacheprovider", CPU_ENV)
+    result = pytester.runpytest(
+        "suites", "--rocm-report=out/r.json", "--rocm-label=here", "-p", "no:cacheprovider", CPU_ENV
+    )
     result.assert_outcomes(passed=3, failed=1, errors=1, skipped=2, xfailed=1, xpassed=1)
     result.stdout.fnmatch_lines(["rocm report (here): out/r.json*"])
     document = json.loads((pytester.path / "out/r.json").read_text())
@@ -70,10 +72,15 @@ def test_report_records_every_outcome_parity_and_info(pytester: pytest.Pytester)
     results = _results(pytester.path / "out/r.json")
     outcomes = {feature: r["outcome"] for feature, r in results.items()}
     assert outcomes == {
-        "operators/matmul[float16]": "passed", "operators/matmul[bfloat16]": "passed",
-        "operators/fails": "failed", "operators/errors": "error", "operators/skipped": "skipped",
-        "operators/absent_library": "not-installed", "operators/known_bug": "xfailed",
-        "operators/unexpectedly_fine": "xpassed", "attention/sdpa-flash": "passed",
+        "operators/matmul[float16]": "passed",
+        "operators/matmul[bfloat16]": "passed",
+        "operators/fails": "failed",
+        "operators/errors": "error",
+        "operators/skipped": "skipped",
+        "operators/absent_library": "not-installed",
+        "operators/known_bug": "xfailed",
+        "operators/unexpectedly_fine": "xpassed",
+        "attention/sdpa-flash": "passed",
     }
     assert "wrong numbers" in results["operators/fails"]["reason"]
     assert results["operators/errors"]["reason"] == "RuntimeError: setup exploded"
@@ -86,7 +93,9 @@ def test_report_records_every_outcome_parity_and_info(pytester: pytest.Pytester)
     assert not (pytester.path / "out/r.json.partial.jsonl").exists()  # removed once the JSON is written
 
 
-def test_a_run_stopped_early_is_marked_interrupted(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_stopped_early_is_marked_interrupted(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytester.makepyfile(**{"suites/operators/test_stop": "def test_a(): assert False\ndef test_b(): pass\n"})
     pytester.runpytest("suites", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV, "-x")
     document = json.loads((pytester.path / "r.json").read_text())
@@ -97,17 +106,25 @@ def test_a_run_stopped_early_is_marked_interrupted(pytester: pytest.Pytester, ca
     assert "interrupted" not in json.loads((pytester.path / "r.json").read_text())
 
 
-def test_sigkilled_run_keeps_every_finished_result(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
-    pytester.makepyfile(**{"suites/operators/test_kill": """
+def test_sigkilled_run_keeps_every_finished_result(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(
+        **{
+            "suites/operators/test_kill": """
         import os, signal
         def test_a(): pass
         def test_b(): assert False
         def test_c(): pass
         def test_d_kills_the_run(): os.kill(os.getpid(), signal.SIGKILL)
         def test_e_never_runs(): pass
-    """})
+    """
+        }
+    )
     (pytester.path / "r.json").write_text("{}")  # an earlier run's report must not pass for this one
-    result = pytester.runpytest_subprocess("suites", "--rocm-report=r.json", "--rocm-label=killed", "-p", "no:cacheprovider", CPU_ENV)
+    result = pytester.runpytest_subprocess(
+        "suites", "--rocm-report=r.json", "--rocm-label=killed", "-p", "no:cacheprovider", CPU_ENV
+    )
     assert result.ret != 0
     assert not (pytester.path / "r.json").exists()
     sidecar = pytester.path / "r.json.partial.jsonl"
@@ -125,7 +142,9 @@ def test_sigkilled_run_keeps_every_finished_result(pytester: pytest.Pytester, ca
 def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: pytest.Pytester) -> None:
     # pytest-timeout's two methods: signal fails the test in place; thread (what `rocm-compat run`
     # uses, since it also ends hangs inside C calls) kills the worker, which xdist then replaces.
-    pytester.makepyfile(**{"suites/operators/test_isolation": """
+    pytester.makepyfile(
+        **{
+            "suites/operators/test_isolation": """
         import os, resource, time, pytest
         @pytest.mark.parametrize("n", range(4))
         def test_ordinary(n, record_property):
@@ -144,11 +163,22 @@ def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: p
         @pytest.mark.feature("after/crash")
         def test_runs_after_the_crash():
             pass
-    """})
+    """
+        }
+    )
     result = pytester.runpytest_subprocess(
         # a session timeout far above the markers': the tests' own 2 s must decide "timeout"
-        "suites", "-n", "2", "--timeout", "60", "--max-worker-restart", "4",
-        "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV,
+        "suites",
+        "-n",
+        "2",
+        "--timeout",
+        "60",
+        "--max-worker-restart",
+        "4",
+        "--rocm-report=r.json",
+        "-p",
+        "no:cacheprovider",
+        CPU_ENV,
     )
     results = _results(pytester.path / "r.json")
     assert results["operators/segfaults_in_a_gpu_library"]["outcome"] == "crashed", result.stdout.str()

@@ -11,8 +11,8 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.report.diff import compare, verdict
-from pytest_rocm.report.records import write_json
 from pytest_rocm.report.load import load_report
+from pytest_rocm.report.records import write_json
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 
@@ -38,15 +38,21 @@ def test_identical_reports_pass_the_gate(base: dict[str, Any]) -> None:
 
 
 def test_regressions_fixes_and_new_skips(base: dict[str, Any]) -> None:
-    candidate = with_changes(base, **{
-        "operators/matmul[float16]": "failed",          # regression
-        "operators/sdpa[bfloat16]": "crashed",          # regression
-        "libraries/int8_matmul": "passed",              # fix (crashed before)
-        "libraries/flash_attn_forward[bfloat16]": "not-installed",  # regression and new skip
-    })
+    candidate = with_changes(
+        base,
+        **{
+            "operators/matmul[float16]": "failed",  # regression
+            "operators/sdpa[bfloat16]": "crashed",  # regression
+            "libraries/int8_matmul": "passed",  # fix (crashed before)
+            "libraries/flash_attn_forward[bfloat16]": "not-installed",  # regression and new skip
+        },
+    )
     diff = compare(base, candidate)
     assert [c.feature for c in diff.regressions] == [
-        "operators/matmul[float16]", "operators/sdpa[bfloat16]", "libraries/flash_attn_forward[bfloat16]"]
+        "operators/matmul[float16]",
+        "operators/sdpa[bfloat16]",
+        "libraries/flash_attn_forward[bfloat16]",
+    ]
     assert [(c.feature, c.base, c.candidate) for c in diff.fixes] == [("libraries/int8_matmul", "crashed", "passed")]
     assert [c.feature for c in diff.new_skips] == ["libraries/flash_attn_forward[bfloat16]"]
     assert verdict(diff) == 1
@@ -60,8 +66,16 @@ def test_a_feature_missing_from_the_candidate_is_a_regression(base: dict[str, An
 
 
 def test_tests_sharing_a_feature_name_match_whatever_order_they_finished_in(base: dict[str, Any]) -> None:
-    shared = [{"nodeid": f"suites/operators/test_{n}.py::test_x", "feature": "operators/x", "outcome": outcome,
-               "suite": "operators", "parity": []} for n, outcome in (("a", "passed"), ("b", "failed"))]
+    shared = [
+        {
+            "nodeid": f"suites/operators/test_{n}.py::test_x",
+            "feature": "operators/x",
+            "outcome": outcome,
+            "suite": "operators",
+            "parity": [],
+        }
+        for n, outcome in (("a", "passed"), ("b", "failed"))
+    ]
     before, after = with_changes(base), with_changes(base)
     before["results"] += shared
     after["results"] += shared[::-1]  # xdist finished them the other way round this time

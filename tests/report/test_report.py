@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm.report import records as report
-
-from pytest_rocm.report import load as report_load
 from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.report import load as report_load
+from pytest_rocm.report import records as report
 from pytest_rocm.report.load import ReportError
 
 DATA = Path(__file__).parents[1] / "data" / "report"
@@ -62,9 +61,15 @@ OK_SETUP, OK_TEARDOWN = phase("setup", "passed"), phase("teardown", "passed")
             [phase("setup", "skipped", ("a.py", 1, "Skipped: not installed: flash_attn (needs >=2)")), OK_TEARDOWN],
             ("not-installed", "not installed: flash_attn (needs >=2)"),
         ),
-        ([OK_SETUP, phase("call", "skipped", ("a.py", 1, ""), wasxfail="gfx1100 bug"), OK_TEARDOWN], ("xfailed", "gfx1100 bug")),
+        (
+            [OK_SETUP, phase("call", "skipped", ("a.py", 1, ""), wasxfail="gfx1100 bug"), OK_TEARDOWN],
+            ("xfailed", "gfx1100 bug"),
+        ),
         ([OK_SETUP, phase("call", "passed", wasxfail="known"), OK_TEARDOWN], ("xpassed", "known")),
-        ([OK_SETUP, phase("call", "failed", "[XPASS(strict)] known"), OK_TEARDOWN], ("xpassed", "[XPASS(strict)] known")),
+        (
+            [OK_SETUP, phase("call", "failed", "[XPASS(strict)] known"), OK_TEARDOWN],
+            ("xpassed", "[XPASS(strict)] known"),
+        ),
         (
             [OK_SETUP, phase("call", "failed", "E   Failed: Timeout (>2.0s) from pytest-timeout."), OK_TEARDOWN],
             ("timeout", "Timeout (>2.0s) from pytest-timeout"),
@@ -99,10 +104,17 @@ def test_a_tests_own_timeout_marker_decides_for_a_dead_worker() -> None:
 def test_record_flattens_parity_merges_info_and_reads_serialized_properties() -> None:
     # under xdist user_properties arrive as lists, not tuples, and each phase carries its own copy
     call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], ["rocm_info", {"lib": "1"}]]
-    teardown_props = [*call_props, ["rocm_parity", [{"dtype": "bfloat16", "normwise": float("inf")}]],
-                      ["rocm_info", {"sdpa": "math"}], ["rocm_feature", "attention/sdpa"]]
-    phases = [OK_SETUP, phase("call", "passed", user_properties=call_props),
-              phase("teardown", "passed", user_properties=teardown_props)]
+    teardown_props = [
+        *call_props,
+        ["rocm_parity", [{"dtype": "bfloat16", "normwise": float("inf")}]],
+        ["rocm_info", {"sdpa": "math"}],
+        ["rocm_feature", "attention/sdpa"],
+    ]
+    phases = [
+        OK_SETUP,
+        phase("call", "passed", user_properties=call_props),
+        phase("teardown", "passed", user_properties=teardown_props),
+    ]
     record = report.build_record("suites/operators/test_a.py::test_b", phases)
     assert record["feature"] == "attention/sdpa"
     assert record["suite"] == "operators"
@@ -173,7 +185,9 @@ def test_bad_reports_give_one_line_naming_the_file(tmp_path: Path, name: str, me
         "not_json.json": "<html>not a report</html>",
         "schema2.json": json.dumps({**good, "schema": "pytest-rocm/report/2"}),
         "environment.json": (Path(__file__).parents[1] / "data" / "envs" / "cpu_only.json").read_text(),
-        "bad_outcome.json": json.dumps({**good, "results": [good["results"][0], {**good["results"][0], "outcome": "exploded"}]}),
+        "bad_outcome.json": json.dumps(
+            {**good, "results": [good["results"][0], {**good["results"][0], "outcome": "exploded"}]}
+        ),
         "list.json": "[]",
         "empty.json": "",
     }

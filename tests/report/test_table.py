@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.records import assemble
-from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.table import Cell, build_table, render_markdown, row_status
 from pytest_rocm.report.html import chart_svg, render_html
+from pytest_rocm.report.load import load_reports
+from pytest_rocm.report.records import assemble
+from pytest_rocm.report.table import Cell, build_table, render_markdown, row_status
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 GFX1100, GFX942 = DATA / "gfx1100.json", DATA / "gfx942.json"
@@ -58,10 +58,19 @@ def test_rows_grouped_by_suite_with_worst_error_per_dtype() -> None:
 
 def test_one_feature_tested_twice_shows_the_worst() -> None:
     records = [
-        {"nodeid": "suites/operators/test_a.py::test_x", "feature": "op", "outcome": "passed",
-         "parity": [{"dtype": "float16", "normwise": 1e-4}]},
-        {"nodeid": "suites/operators/test_b.py::test_x", "feature": "op", "outcome": "failed", "reason": "bad",
-         "parity": [{"dtype": "float16", "normwise": 3e-2}]},
+        {
+            "nodeid": "suites/operators/test_a.py::test_x",
+            "feature": "op",
+            "outcome": "passed",
+            "parity": [{"dtype": "float16", "normwise": 1e-4}],
+        },
+        {
+            "nodeid": "suites/operators/test_b.py::test_x",
+            "feature": "op",
+            "outcome": "failed",
+            "reason": "bad",
+            "parity": [{"dtype": "float16", "normwise": 3e-2}],
+        },
     ]
     for record in records:
         record["suite"] = "operators"
@@ -132,10 +141,20 @@ def test_chart_bars_are_log_scaled() -> None:
 
 
 def _chromium(url: str, tmp_path: Path, *extra: str) -> str:
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *extra, url]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, "HOME": str(tmp_path)})
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *extra,
+        url,
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=90, env={**os.environ, "HOME": str(tmp_path)}
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

@@ -50,8 +50,26 @@ def test_int8_bound_accepts_int8_rounding_and_rejects_a_3_percent_error() -> Non
     assert not garbage[0].ok
 
 
-NF4 = torch.tensor([-1.0, -0.6962, -0.5251, -0.3949, -0.2844, -0.1848, -0.0911, 0.0,
-                    0.0796, 0.1609, 0.2461, 0.3379, 0.4407, 0.5626, 0.7230, 1.0])
+NF4 = torch.tensor(
+    [
+        -1.0,
+        -0.6962,
+        -0.5251,
+        -0.3949,
+        -0.2844,
+        -0.1848,
+        -0.0911,
+        0.0,
+        0.0796,
+        0.1609,
+        0.2461,
+        0.3379,
+        0.4407,
+        0.5626,
+        0.7230,
+        1.0,
+    ]
+)
 
 
 def nf4_roundtrip(w: torch.Tensor, blocksize: int, code: torch.Tensor = NF4) -> torch.Tensor:
@@ -147,7 +165,9 @@ def test_conftest_forces_the_hub_offline_even_when_the_user_allowed_it(monkeypat
     assert [os.environ[v] for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")] == ["1"] * 3
 
 
-def test_a_wrong_triton_kernel_fails_its_parity_check(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_triton_kernel_fails_its_parity_check(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("triton")
     suite = pytester.path / "suites" / "libraries"
     suite.mkdir(parents=True)

@@ -106,7 +106,9 @@ def results_by_test(report: Path) -> dict[str, dict[str, Any]]:
     return {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}
 
 
-def test_absent_broken_and_wrong_libraries_get_their_outcomes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_absent_broken_and_wrong_libraries_get_their_outcomes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("torch")
     make_suite(pytester, monkeypatch, TESTS)
     result = pytester.runpytest("--rocm-device=cpu", "--rocm-report=report.json", "-p", "no:cacheprovider")
@@ -119,7 +121,9 @@ def test_absent_broken_and_wrong_libraries_get_their_outcomes(pytester: pytest.P
 
     broken = rows["test_raises_on_import"]
     assert broken["outcome"] == "failed"
-    assert "brokenlib" in broken["reason"] and "is installed but `import brokenlib` raised ImportError" in broken["reason"]
+    assert (
+        "brokenlib" in broken["reason"] and "is installed but `import brokenlib` raised ImportError" in broken["reason"]
+    )
     assert "libamdhip64.so.6" in broken["reason"]
 
     wrong = rows["test_matmul[float32]"]
@@ -139,8 +143,15 @@ def test_a_library_that_crashes_the_process_is_crashed_and_the_run_goes_on(
     pytest.importorskip("xdist")
     make_suite(pytester, monkeypatch, CRASH_TESTS)
     result = pytester.runpytest_subprocess(
-        "-p", "xdist", "-n", "1", "--max-worker-restart=2", "-p", "no:cacheprovider",
-        "--rocm-device=cpu", "--rocm-report=report.json",
+        "-p",
+        "xdist",
+        "-n",
+        "1",
+        "--max-worker-restart=2",
+        "-p",
+        "no:cacheprovider",
+        "--rocm-device=cpu",
+        "--rocm-report=report.json",
     )
     # xdist's own account of it
     result.stdout.fnmatch_lines(["*worker 'gw0' crashed while running*test_crashes_on_import*"])

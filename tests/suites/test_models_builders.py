@@ -56,8 +56,11 @@ def test_attention_matters_to_the_logits(tiny) -> None:
         healthy = model(seq).logits
         original = attention.forward
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(attention, "forward",
-                       lambda self, *a, **k: (lambda out: (out[0] * 0, *out[1:]))(original(self, *a, **k)))
+            mp.setattr(
+                attention,
+                "forward",
+                lambda self, *a, **k: (lambda out: (out[0] * 0, *out[1:]))(original(self, *a, **k)),
+            )
             silenced = model(seq).logits
     assert tiny.normwise_error(silenced, healthy) > 0.5
 

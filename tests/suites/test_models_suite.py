@@ -24,7 +24,7 @@ OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 #: a head-layout bug in the attention output, for bfloat16 only: the kind of error a wrong kernel
 #: for one dtype produces (right shape, plausible magnitude, wrong numbers)
-BREAK_ATTENTION = '''
+BREAK_ATTENTION = """
 import pytest
 
 BROKEN_DTYPE = "{dtype}"
@@ -44,10 +44,10 @@ def _broken_attention(monkeypatch):
         return (output, *rest)
 
     monkeypatch.setattr(modeling_llama.LlamaAttention, "forward", forward)
-'''
+"""
 
 #: GradScaler that forgets to unscale the gradients before the optimizer step (fp16 only)
-BREAK_SCALER = '''
+BREAK_SCALER = """
 import pytest
 
 
@@ -56,7 +56,7 @@ def _scaler_never_unscales(monkeypatch):
     import torch
 
     monkeypatch.setattr(torch.amp.GradScaler, "unscale_", lambda self, optimizer: None)
-'''
+"""
 
 
 def _rows(pytester: pytest.Pytester, plugin: str | None, *args: str) -> dict[str, str]:
@@ -70,8 +70,15 @@ def _rows(pytester: pytest.Pytester, plugin: str | None, *args: str) -> dict[str
         pytester.syspathinsert()
         extra = ["-p", name]
     pytester.runpytest_inprocess(
-        str(SUITE), "--rocm-device=cpu", "-p", "no:cacheprovider", f"--rocm-report={report}",
-        "-m", "not slow", *extra, *args,
+        str(SUITE),
+        "--rocm-device=cpu",
+        "-p",
+        "no:cacheprovider",
+        f"--rocm-report={report}",
+        "-m",
+        "not slow",
+        *extra,
+        *args,
     )
     results = json.loads(report.read_text())["results"]
     return {r["feature"]: r["outcome"] for r in results}
@@ -90,9 +97,14 @@ def test_rows_are_named_models_workload_check_dtype(pytester: pytest.Pytester, r
     assert len(items) >= 19
     assert all(ROW.match(n) for n in names), [n for n in names if not ROW.match(n)]
     assert len(set(names)) == len(names), "two tests share a row"
-    assert {"models/tiny-llama/generate[bfloat16]", "models/tiny-llama/forward[float32]",
-            "models/tiny-llama-lora/train[bfloat16]", "models/cnn/autocast[float16]",
-            "models/tiny-llama/compile[float32]", "models/tiny-llama/multi-gpu[float32]"} <= set(names)
+    assert {
+        "models/tiny-llama/generate[bfloat16]",
+        "models/tiny-llama/forward[float32]",
+        "models/tiny-llama-lora/train[bfloat16]",
+        "models/cnn/autocast[float16]",
+        "models/tiny-llama/compile[float32]",
+        "models/tiny-llama/multi-gpu[float32]",
+    } <= set(names)
     # the hub libraries are offline as soon as the suite is collected
     assert all(os.environ.get(v) == "1" for v in OFFLINE)
 

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 # pytester's in-process runs forget the modules a run imported; importing triton's native module a
 # second time then aborts the process (nanobind). torch._dynamo (imported lazily by the suite, and
 # it brings triton) is loaded once here, so every run finds it already there.
-import torch._dynamo  # noqa: E402,F401
+import torch._dynamo  # noqa: E402
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "operators"
 
@@ -55,11 +55,13 @@ def test_gelu_with_1_percent_error_in_bf16_fails_only_bf16(pytester, suite) -> N
     ids = [f"test_activations.py::test_activation[gelu-{d}]" for d in ("float32", "float16", "bfloat16")]
     result = run(pytester, *ids, conftest=GELU_OFF_BY_ONE_PERCENT_IN_BF16)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*parity mismatch: gelu on cpu*",
-        "*bfloat16*gelu*mismatch*",
-        "FAILED suites/operators/test_activations.py::test_activation[[]gelu-bfloat16[]]*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*parity mismatch: gelu on cpu*",
+            "*bfloat16*gelu*mismatch*",
+            "FAILED suites/operators/test_activations.py::test_activation[[]gelu-bfloat16[]]*",
+        ]
+    )
 
 
 def test_unbroken_gelu_passes_in_every_dtype(pytester, suite) -> None:
@@ -92,11 +94,13 @@ def test_mm_returning_a_stale_buffer_in_fp16_fails_mm_fp16(pytester, suite) -> N
     ids = [f"test_gemm.py::test_matmul[mm-{d}]" for d in ("float32", "float16", "bfloat16")]
     result = run(pytester, *ids, conftest=STALE_MM_IN_FP16)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*parity mismatch: mm on cpu*",
-        "*float16*mm *mismatch*",
-        "FAILED suites/operators/test_gemm.py::test_matmul[[]mm-float16[]]*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*parity mismatch: mm on cpu*",
+            "*float16*mm *mismatch*",
+            "FAILED suites/operators/test_gemm.py::test_matmul[[]mm-float16[]]*",
+        ]
+    )
 
 
 UNSUPPORTED_GELU_IN_BF16 = """
@@ -123,8 +127,12 @@ def test_dtype_without_kernel_is_a_skip_naming_op_dtype_backend(pytester, suite)
 
 def test_feature_names_and_parity_records_reach_the_report(pytester, suite) -> None:
     report = pytester.path / "report.json"
-    result = run(pytester, "test_gemm.py::test_matmul[mm-bfloat16]", "test_fft_linalg.py::test_linalg[qr-float16]",
-                 extra=(f"--rocm-report={report}",))
+    result = run(
+        pytester,
+        "test_gemm.py::test_matmul[mm-bfloat16]",
+        "test_fft_linalg.py::test_linalg[qr-float16]",
+        extra=(f"--rocm-report={report}",),
+    )
     result.assert_outcomes(passed=1, skipped=1)
     rows = {r["feature"]: r for r in json.loads(report.read_text())["results"]}
     mm = rows["operators/matmul[mm-bfloat16]"]
@@ -137,11 +145,17 @@ def test_feature_names_and_parity_records_reach_the_report(pytester, suite) -> N
 
 def test_sdpa_records_offered_and_default_backends(pytester, suite) -> None:
     report = pytester.path / "report.json"
-    result = run(pytester, "test_attention.py::test_sdpa_default[float32]",
-                 "test_attention.py::test_sdpa[efficient-float32]", extra=(f"--rocm-report={report}",))
+    result = run(
+        pytester,
+        "test_attention.py::test_sdpa_default[float32]",
+        "test_attention.py::test_sdpa[efficient-float32]",
+        extra=(f"--rocm-report={report}",),
+    )
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED*SDPA backend efficient is not available for float32 on backend cpu*"])
-    row = next(r for r in json.loads(report.read_text())["results"] if r["feature"].startswith("operators/sdpa_default"))
+    row = next(
+        r for r in json.loads(report.read_text())["results"] if r["feature"].startswith("operators/sdpa_default")
+    )
     info = row.get("info") or {}
     assert info.get("sdpa_default") in {"math", "flash"}, row
     assert "math" in info.get("sdpa_offered", []), row
@@ -168,8 +182,12 @@ def test_sdpa_backend_that_fails_is_a_failure_not_a_skip(pytester, suite) -> Non
     ids = [f"test_attention.py::test_sdpa[math-{d}]" for d in ("float32", "float16")]
     result = run(pytester, *ids, "test_attention.py::test_sdpa_default[float32]", conftest=SDPA_FAILS_IN_FP16)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["E*RuntimeError: HIP error: invalid device function",
-                                 "FAILED suites/operators/test_attention.py::test_sdpa[[]math-float16[]]*"])
+    result.stdout.fnmatch_lines(
+        [
+            "E*RuntimeError: HIP error: invalid device function",
+            "FAILED suites/operators/test_attention.py::test_sdpa[[]math-float16[]]*",
+        ]
+    )
 
 
 # -- helpers of the suite, without pytester ---------------------------------------------------
@@ -177,11 +195,14 @@ sys.path.insert(0, str(SUITE))
 import opsupport  # noqa: E402  (the suite's helper module; the suite folder is not a package)
 
 
-@pytest.mark.parametrize("message", [
-    "\"addmm_impl_cpu_\" not implemented for 'Half'",
-    "Unsupported dtype BFloat16",
-    "linalg.solve: Low precision dtypes not supported. Got Half",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "\"addmm_impl_cpu_\" not implemented for 'Half'",
+        "Unsupported dtype BFloat16",
+        "linalg.solve: Low precision dtypes not supported. Got Half",
+    ],
+)
 def test_unsupported_errors_become_skips(message: str) -> None:
     with pytest.raises(pytest.skip.Exception, match=r"op does not support float16 on backend cpu \(cpu\)"):
         with opsupport.unsupported_as_skip("op", "float16", torch.device("cpu")):
@@ -190,9 +211,8 @@ def test_unsupported_errors_become_skips(message: str) -> None:
 
 @pytest.mark.parametrize("error", [RuntimeError("CUDA error: an illegal memory access"), AssertionError("Half")])
 def test_other_errors_are_not_swallowed(error: Exception) -> None:
-    with pytest.raises(type(error)):
-        with opsupport.unsupported_as_skip("op", "float16", torch.device("cpu")):
-            raise error
+    with pytest.raises(type(error)), opsupport.unsupported_as_skip("op", "float16", torch.device("cpu")):
+        raise error
 
 
 def test_inputs_are_exact_in_every_low_dtype() -> None:

@@ -24,10 +24,19 @@ def notes(result, rule: str) -> list:
     return [f for f in result.findings if f.rule == rule]
 
 
-@pytest.mark.parametrize(("name", "unsafe"), [
-    ("pkg/a.py", False), ("pkg/../pkg/a.py", False), ("../evil.py", True), ("pkg/../../evil.py", True),
-    ("/etc/passwd", True), ("C:\\Windows\\x.py", True), ("..\\..\\evil.py", True), ("./a/./b.py", False),
-])
+@pytest.mark.parametrize(
+    ("name", "unsafe"),
+    [
+        ("pkg/a.py", False),
+        ("pkg/../pkg/a.py", False),
+        ("../evil.py", True),
+        ("pkg/../../evil.py", True),
+        ("/etc/passwd", True),
+        ("C:\\Windows\\x.py", True),
+        ("..\\..\\evil.py", True),
+        ("./a/./b.py", False),
+    ],
+)
 def test_unsafe_names(name: str, unsafe: bool) -> None:
     assert (unsafe_name(name) is not None) is unsafe
 
@@ -158,7 +167,9 @@ def test_nested_archives_scanned_to_the_depth_limit_only(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("content", [b"this is not a zip", b"PK\x03\x04garbage" + b"\0" * 64])
-def test_corrupt_wheel_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes) -> None:
+def test_corrupt_wheel_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
     bad = tmp_path / "bad-1.0-py3-none-any.whl"
     bad.write_bytes(content)
     assert main(["vet", str(bad)]) == 2
@@ -199,10 +210,13 @@ def test_empty_folder_is_exit_2_not_a_verdict(tmp_path: Path, capsys: pytest.Cap
     assert err == f"rocm-compat vet: {tmp_path / 'empty'}: empty folder, nothing to scan"
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--run", "--report", "afile/r.json"], "afile/r.json: cannot write (afile is a file, not a folder)"),
-    (["--report", "r.json"], "--report r.json needs --run"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--run", "--report", "afile/r.json"], "afile/r.json: cannot write (afile is a file, not a folder)"),
+        (["--report", "r.json"], "--report r.json needs --run"),
+    ],
+)
 def test_bad_report_option_is_exit_2_before_any_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:

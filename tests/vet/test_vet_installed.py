@@ -35,10 +35,16 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site.mkdir()
     marker = tmp_path / "IMPORTED"
     writes = f"open({str(marker)!r}, 'w').write('x')\n"
-    make_installed(site, "okpkg", {"okpkg/__init__.py": writes + "def add(a, b):\n    return a + b\nVALUE = 1\n"},
-                   extra_record=("../../../outside/script.py,,",))
+    make_installed(
+        site,
+        "okpkg",
+        {"okpkg/__init__.py": writes + "def add(a, b):\n    return a + b\nVALUE = 1\n"},
+        extra_record=("../../../outside/script.py,,",),
+    )
     make_installed(site, "brokenpkg", {"brokenpkg/__init__.py": "raise ImportError('needs libcudart.so.12')\n"})
-    make_installed(site, "crashpkg", {"crashpkg/__init__.py": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"})
+    make_installed(
+        site, "crashpkg", {"crashpkg/__init__.py": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"}
+    )
     make_installed(site, "hangpkg", {"hangpkg/__init__.py": "import time\ntime.sleep(60)\n"})
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
@@ -50,7 +56,8 @@ def test_installed_distribution_scan_reads_record_files_without_importing(site: 
     assert (target.origin, target.name, target.version, target.top_level) == ("installed", "okpkg", "1.0", {"okpkg"})
     assert verdict.klass == 1
     assert [f.text for f in result.findings if f.rule == "outside-install"] == [
-        str(site / "../../../outside/script.py")]
+        str(site / "../../../outside/script.py")
+    ]
     assert not (tmp_path / "IMPORTED").exists()
 
 
@@ -75,10 +82,16 @@ def test_live_not_installed_is_the_not_installed_outcome() -> None:
 
 
 def test_live_runs_the_matching_library_suite(site: Path, tmp_path: Path) -> None:
-    suites = write_tree(tmp_path / "suites", {"libraries/test_okpkg.py": (
-        "import okpkg\n"
-        "def test_add():\n    assert okpkg.add(2, 2) == 4\n"
-        "def test_add_wrong():\n    assert okpkg.add(2, 2) == 5\n")})
+    suites = write_tree(
+        tmp_path / "suites",
+        {
+            "libraries/test_okpkg.py": (
+                "import okpkg\n"
+                "def test_add():\n    assert okpkg.add(2, 2) == 4\n"
+                "def test_add_wrong():\n    assert okpkg.add(2, 2) == 5\n"
+            )
+        },
+    )
     assert library_suite("okpkg", suites) == suites / "libraries" / "test_okpkg.py"
     live = live_check("okpkg", {"okpkg"}, timeout=30, suite_timeout=120, device="cpu", suites=suites)
     assert live["check"] == "suite"
@@ -86,7 +99,9 @@ def test_live_runs_the_matching_library_suite(site: Path, tmp_path: Path) -> Non
     assert outcomes == {"vet/okpkg/import": "passed", "libraries/add": "passed", "libraries/add_wrong": "failed"}
 
 
-def test_cli_run_writes_a_report_the_table_can_read(site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_writes_a_report_the_table_can_read(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "vet-report.json"
     assert main(["vet", "okpkg", "--run", "--json", "--report", str(out)]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -115,13 +130,16 @@ def _installed(name: str) -> None:
         pytest.skip(f"not installed: {name}")
 
 
-@pytest.mark.parametrize(("name", "klass", "must"), [
-    ("packaging", 1, set()),
-    ("transformers", 2, {"uses-ecosystem"}),
-    ("peft", 2, {"requires-ecosystem", "cuda-source-file"}),  # its optional JIT BOFT kernel: a caveat
-    ("bitsandbytes", 3, {"links-cuda-library", "links-rocm-library", "hip-fatbin-section"}),
-    ("triton", 3, {"hip-header", "hip-platform-macro", "cuda-header"}),
-])
+@pytest.mark.parametrize(
+    ("name", "klass", "must"),
+    [
+        ("packaging", 1, set()),
+        ("transformers", 2, {"uses-ecosystem"}),
+        ("peft", 2, {"requires-ecosystem", "cuda-source-file"}),  # its optional JIT BOFT kernel: a caveat
+        ("bitsandbytes", 3, {"links-cuda-library", "links-rocm-library", "hip-fatbin-section"}),
+        ("triton", 3, {"hip-header", "hip-platform-macro", "cuda-header"}),
+    ],
+)
 def test_real_installed_distributions(name: str, klass: int, must: set[str]) -> None:
     _installed(name)
     _, result, verdict = vet(name)
@@ -135,8 +153,11 @@ def test_real_bitsandbytes_as_a_wheel(tmp_path: Path) -> None:
 
     _installed("bitsandbytes")
     dist = metadata.distribution("bitsandbytes")
-    keep = [f for f in dist.files or [] if "__pycache__" not in f.parts and (
-        not str(f).endswith(".so") or "cuda130" in str(f) or "rocm64" in str(f))]
+    keep = [
+        f
+        for f in dist.files or []
+        if "__pycache__" not in f.parts and (not str(f).endswith(".so") or "cuda130" in str(f) or "rocm64" in str(f))
+    ]
     whl = tmp_path / f"bitsandbytes-{dist.version}-py3-none-manylinux_2_24_x86_64.whl"
     with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for f in keep:
@@ -158,6 +179,8 @@ def test_real_torch_is_class_3_and_named_as_the_platform() -> None:
 
 def test_scan_imports_neither_the_target_nor_torch() -> None:
     _installed("bitsandbytes")
-    code = ("import sys; from pytest_rocm.vet import vet; vet('bitsandbytes'); "
-            "bad = [m for m in ('torch', 'bitsandbytes') if m in sys.modules]; sys.exit(bool(bad))")
+    code = (
+        "import sys; from pytest_rocm.vet import vet; vet('bitsandbytes'); "
+        "bad = [m for m in ('torch', 'bitsandbytes') if m in sys.modules]; sys.exit(bool(bad))"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -41,7 +41,7 @@ def test_each_class_in_each_form_and_nothing_runs(tmp_path: Path, klass: int, fo
         spec = make_sdist(tmp_path / "pkg-0.1.tar.gz", files, "pkg-0.1")
     else:
         spec = make_wheel(tmp_path / "pkg-0.1-py3-none-any.whl", files)
-    target, result, verdict = vet(str(spec))
+    _target, result, verdict = vet(str(spec))
     assert verdict.klass == klass, (verdict.reason, sorted(rules_found(result)))
     assert verdict.evidence or klass == 1
     assert not marker.exists(), "vet executed the package's setup.py or __init__.py"
@@ -64,8 +64,15 @@ def test_cuda_only_findings_name_rule_place_and_text(tmp_path: Path) -> None:
     malloc = by_rule["cuda-runtime-api"]
     assert (malloc.path, malloc.line, malloc.severity) == ("csrc/k.cu", 8, "error")
     assert "cudaMalloc(&d" in malloc.text
-    for rule in ("inline-ptx", "cuda-header", "build-cuda-extension", "build-nvcc", "build-cuda-arch",
-                 "cuda-source-file", "cuda-kernel"):
+    for rule in (
+        "inline-ptx",
+        "cuda-header",
+        "build-cuda-extension",
+        "build-nvcc",
+        "build-cuda-arch",
+        "cuda-source-file",
+        "cuda-kernel",
+    ):
         assert rule in by_rule, rule
     assert by_rule["inline-ptx"].line == 4
     assert verdict.klass == 4
@@ -83,10 +90,12 @@ def test_comments_docstrings_and_is_available_do_not_make_cuda_only(tmp_path: Pa
 
 
 def test_cuda_code_in_comments_is_info_but_real_calls_count(tmp_path: Path) -> None:
-    src = ("#include <hip/hip_runtime.h>\n"  # irrelevant here: no ROCm verdict is asserted
-           "// cudaMalloc(&p, 4) used to be here\n"
-           "/* cudaStream_t s;\n   cudaFree(p); */\n"
-           "void f() { float* p; cudaMalloc(&p, 4); }  // real\n")
+    src = (
+        "#include <hip/hip_runtime.h>\n"  # irrelevant here: no ROCm verdict is asserted
+        "// cudaMalloc(&p, 4) used to be here\n"
+        "/* cudaStream_t s;\n   cudaFree(p); */\n"
+        "void f() { float* p; cudaMalloc(&p, 4); }  // real\n"
+    )
     root = write_tree(tmp_path / "pkg", {"a.cpp": src})
     _, result, _ = vet(str(root))
     api = sorted((f.line, f.context, f.severity) for f in result.findings if f.rule == "cuda-runtime-api")
@@ -94,10 +103,13 @@ def test_cuda_code_in_comments_is_info_but_real_calls_count(tmp_path: Path) -> N
 
 
 def test_torch_version_cuda_needs_a_hip_branch_in_the_same_file(tmp_path: Path) -> None:
-    root = write_tree(tmp_path / "pkg", {
-        "p/only_cuda.py": "import torch\nif torch.version.cuda:\n    pass\n",
-        "p/both.py": "import torch\nif torch.version.hip:\n    pass\nelif torch.version.cuda:\n    pass\n",
-    })
+    root = write_tree(
+        tmp_path / "pkg",
+        {
+            "p/only_cuda.py": "import torch\nif torch.version.cuda:\n    pass\n",
+            "p/both.py": "import torch\nif torch.version.hip:\n    pass\nelif torch.version.cuda:\n    pass\n",
+        },
+    )
     _, result, verdict = vet(str(root))
     checks = [f.path for f in result.findings if f.rule == "python-cuda-version-check"]
     assert checks == ["p/only_cuda.py"]
@@ -106,17 +118,23 @@ def test_torch_version_cuda_needs_a_hip_branch_in_the_same_file(tmp_path: Path) 
 
 
 def test_nvidia_smi_and_pynvml_are_python_caveats(tmp_path: Path) -> None:
-    root = write_tree(tmp_path / "pkg", {
-        "p/gpu.py": "import subprocess\nimport pynvml\nsubprocess.run(['nvidia-smi', '-L'])\n",
-    })
+    root = write_tree(
+        tmp_path / "pkg",
+        {
+            "p/gpu.py": "import subprocess\nimport pynvml\nsubprocess.run(['nvidia-smi', '-L'])\n",
+        },
+    )
     _, result, verdict = vet(str(root))
     assert {"python-nvml", "python-nvidia-smi"} <= rules_found(result)
     assert verdict.klass == 1 and verdict.caveats
 
 
 def test_wheel_with_cuda_requirements_and_local_version(tmp_path: Path) -> None:
-    files = wheel_metadata("fastk", "1.0+cu121", ["torch==2.3.0+cu121", "nvidia-cublas-cu12==12.1.3.1",
-                                                  "cupy-cuda12x>=13", "accelerate; extra == 'hf'"])
+    files = wheel_metadata(
+        "fastk",
+        "1.0+cu121",
+        ["torch==2.3.0+cu121", "nvidia-cublas-cu12==12.1.3.1", "cupy-cuda12x>=13", "accelerate; extra == 'hf'"],
+    )
     files["fastk/__init__.py"] = "import torch\n"
     whl = make_wheel(tmp_path / "fastk-1.0+cu121-cp311-cp311-linux_x86_64.whl", files)
     _, result, verdict = vet(str(whl))
@@ -135,11 +153,14 @@ def test_optional_cuda_extra_does_not_decide(tmp_path: Path) -> None:
     assert [f.context for f in result.findings if f.rule == "requires-cuda-only-package"] == ["optional"]
 
 
-@pytest.mark.parametrize(("needed", "sections", "klass", "rule"), [
-    (["libcudart.so.12", "libcublas.so.12", "libc.so.6"], [".nv_fatbin"], 4, "links-cuda-library"),
-    (["libamdhip64.so.6", "libhipblas.so.2"], [".hip_fatbin"], 3, "links-rocm-library"),
-    (["libc.so.6"], [".text"], 1, None),
-])
+@pytest.mark.parametrize(
+    ("needed", "sections", "klass", "rule"),
+    [
+        (["libcudart.so.12", "libcublas.so.12", "libc.so.6"], [".nv_fatbin"], 4, "links-cuda-library"),
+        (["libamdhip64.so.6", "libhipblas.so.2"], [".hip_fatbin"], 3, "links-rocm-library"),
+        (["libc.so.6"], [".text"], 1, None),
+    ],
+)
 def test_wheel_binaries_judged_by_what_they_link(tmp_path: Path, needed, sections, klass, rule) -> None:
     files = wheel_metadata("binpkg", "2.0", ["torch"])
     files["binpkg/__init__.py"] = "from . import _C\n"
@@ -164,9 +185,11 @@ def test_elf_reader_against_readelf_on_a_real_library() -> None:
         pytest.skip("needs readelf and bitsandbytes' shared libraries")
     for lib in libs[:4]:
         path = Path(str(dist.locate_file(lib)))
-        expected = [line.split("[", 1)[1].rstrip("]") for line in
-                    subprocess.run([readelf, "-d", str(path)], capture_output=True, text=True).stdout.splitlines()
-                    if "(NEEDED)" in line]
+        expected = [
+            line.split("[", 1)[1].rstrip("]")
+            for line in subprocess.run([readelf, "-d", str(path)], capture_output=True, text=True).stdout.splitlines()
+            if "(NEEDED)" in line
+        ]
         with open(path, "rb") as fh:
             assert read_elf(fh).needed == expected
 
@@ -196,12 +219,24 @@ def test_rule_table_is_well_formed() -> None:
     assert not RULES_BY_ID["cuda-runtime-api"].regex.search("hipMalloc(&p, n)")
 
 
-@pytest.mark.parametrize(("path", "kind"), [
-    ("a/k.cu", "cuda-source"), ("a/k.cuh", "cuda-source"), ("a/x.hpp", "native-source"),
-    ("setup.py", "build"), ("CMakeLists.txt", "build"), ("a/b.py", "python"),
-    ("x.dist-info/METADATA", "metadata"), ("pkg/PKG-INFO", "metadata"), ("x.dist-info/WHEEL", "wheel-info"),
-    ("lib/libfoo.so.1.2", "binary"), ("inner.whl", "archive"), ("README.md", None), ("a/b.pyc", None),
-])
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("a/k.cu", "cuda-source"),
+        ("a/k.cuh", "cuda-source"),
+        ("a/x.hpp", "native-source"),
+        ("setup.py", "build"),
+        ("CMakeLists.txt", "build"),
+        ("a/b.py", "python"),
+        ("x.dist-info/METADATA", "metadata"),
+        ("pkg/PKG-INFO", "metadata"),
+        ("x.dist-info/WHEEL", "wheel-info"),
+        ("lib/libfoo.so.1.2", "binary"),
+        ("inner.whl", "archive"),
+        ("README.md", None),
+        ("a/b.pyc", None),
+    ],
+)
 def test_kind_of(path: str, kind: str | None) -> None:
     assert kind_of(path) == kind
 
@@ -246,21 +281,24 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
     assert any("no build step compiles" in c for c in verdict.caveats)
 
 
-@pytest.mark.parametrize(("rule", "line", "hit"), [
-    ("rocm-version-or-requirement", 'dependencies = [\n  "pytorch-triton-rocm>=3.1",\n]', True),
-    ("rocm-version-or-requirement", "Requires-Dist: pytorch-triton-rocm; platform_system == 'Linux'", True),
-    ("rocm-version-or-requirement", "Version: 2.6.0+rocm6.2.4", True),
-    ("rocm-version-or-requirement", 'rocm = "pytest_rocm.plugin"', False),  # a TOML key, not a requirement
-    ("rocm-version-or-requirement", '    rocm_version = parse(out)', False),
-    ("requires-nvidia-package", "nvidia-cublas-cu12==12.4.5.8", True),
-    ("requires-nvidia-package", "Requires-Dist: nvidia-nccl-cu12 ; sys_platform == 'linux'", True),
-    ("requires-nvidia-package", '"nvidia-smi" is used below', False),
-    ("requires-torch", "torch>=2.1", True),
-    ("requires-torch", "torchvision>=0.16", False),
-    ("requires-ecosystem", "Requires-Dist: transformers[torch]>=4.40", True),
-    ("requires-ecosystem", "transformers_stream_generator", False),
-    ("cuda-local-version", "torch==2.3.0+cu121", True),
-    ("cuda-local-version", "Version: 0.1.0+cpu", False),
-])
+@pytest.mark.parametrize(
+    ("rule", "line", "hit"),
+    [
+        ("rocm-version-or-requirement", 'dependencies = [\n  "pytorch-triton-rocm>=3.1",\n]', True),
+        ("rocm-version-or-requirement", "Requires-Dist: pytorch-triton-rocm; platform_system == 'Linux'", True),
+        ("rocm-version-or-requirement", "Version: 2.6.0+rocm6.2.4", True),
+        ("rocm-version-or-requirement", 'rocm = "pytest_rocm.plugin"', False),  # a TOML key, not a requirement
+        ("rocm-version-or-requirement", "    rocm_version = parse(out)", False),
+        ("requires-nvidia-package", "nvidia-cublas-cu12==12.4.5.8", True),
+        ("requires-nvidia-package", "Requires-Dist: nvidia-nccl-cu12 ; sys_platform == 'linux'", True),
+        ("requires-nvidia-package", '"nvidia-smi" is used below', False),
+        ("requires-torch", "torch>=2.1", True),
+        ("requires-torch", "torchvision>=0.16", False),
+        ("requires-ecosystem", "Requires-Dist: transformers[torch]>=4.40", True),
+        ("requires-ecosystem", "transformers_stream_generator", False),
+        ("cuda-local-version", "torch==2.3.0+cu121", True),
+        ("cuda-local-version", "Version: 0.1.0+cpu", False),
+    ],
+)
 def test_requirement_rules(rule: str, line: str, hit: bool) -> None:
     assert bool(RULES_BY_ID[rule].regex.search(line)) is hit
