@@ -34,7 +34,7 @@ def interleaved(runs: list[Callable[[], None]], repeat: int) -> list[list[float]
     """Alternate the contenders so that load from elsewhere on the machine hits both alike."""
     times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeat):
-        for run, bucket in zip(runs, times):
+        for run, bucket in zip(runs, times, strict=False):
             start = time.perf_counter()
             run()
             bucket.append(time.perf_counter() - start)

@@ -261,4 +261,4 @@ def render_text(combos: list[Combo]) -> str:
         ok, _reason = runnable_here(c)
         rows.append((c.name, c.torch, c.backend, c.rocm or "-", c.python, "yes" if ok else "no"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip() for row in rows)

@@ -127,7 +127,7 @@ def assert_parity(
         except _Structure as exc:
             result.comparisons.append(Comparison(dtype, op, mode, False, "structure", detail=str(exc)))
             continue
-        for (path, ref), (_, got) in zip(ref_leaves, got_leaves):
+        for (path, ref), (_, got) in zip(ref_leaves, got_leaves, strict=False):
             if ref is None:
                 continue
             base = Comparison(dtype, path, mode, False, None)
@@ -175,7 +175,7 @@ def _cpu_floors(
     _check_same_paths(ref_leaves, cpu_leaves)
     floors: dict[str, float] = {}
     int_refs: dict[str, Reference] = {}
-    for (path, ref), (_, cpu) in zip(ref_leaves, cpu_leaves):
+    for (path, ref), (_, cpu) in zip(ref_leaves, cpu_leaves, strict=False):
         if ref is None or cpu is None:
             continue
         if not ref.is_float:

@@ -198,7 +198,7 @@ def format_table(result: ParityResult) -> str:
     for dtype, text in result.unsupported.items():
         rows.append((dtype, result.name, "unsupported", "-", "-", "-", "-", "-", text[:60]))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     by_note: dict[tuple[str, str], list[str]] = {}
     for c in result.comparisons:
         if c.detail and not c.ok:

@@ -117,7 +117,7 @@ class XdistDevicePlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
-        for spec, variables in zip(specs, self._assignments(len(specs))):
+        for spec, variables in zip(specs, self._assignments(len(specs)), strict=False):
             spec.env.update(variables)  # applied by execnet as the worker process starts
 
     @pytest.hookimpl(optionalhook=True)

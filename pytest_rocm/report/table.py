@@ -109,7 +109,7 @@ def build_table(reports: list[dict[str, Any]], sources: list[str] | None = None)
         labels=labels,
         environments={r["label"]: r.get("environment") or {} for r in reports},
         rows=rows,
-        sources=dict(zip(labels, sources or [])),
+        sources=dict(zip(labels, sources or [], strict=False)),
         interrupted=[r["label"] for r in reports if r.get("interrupted")],
     )
 

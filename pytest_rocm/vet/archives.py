@@ -116,8 +116,7 @@ def iter_nested(
         notes.append(safety_finding("nested-archive-skipped", member.path, why))
         return
     try:
-        for inner in iter_archive(data, member.path + "!", limits, notes, depth + 1, budget):
-            yield inner
+        yield from iter_archive(data, member.path + "!", limits, notes, depth + 1, budget)
     except BadTarget as exc:
         notes.append(safety_finding("unreadable", member.path, str(exc)))
 

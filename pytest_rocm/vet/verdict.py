@@ -77,10 +77,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
     rocm_native = [f for f in select("rocm", "core", "source") if f.rule != "triton-kernel"]
     rocm_native += [f for f in select("rocm", "aware") if kind_of(f.path.rsplit("!", 1)[-1]) == BUILD]
     native_cuda = bool(cuda_core or (cuda_source and not has_python))
-    if native_cuda:
-        rocm_path = rocm_native
-    else:
-        rocm_path = rocm_native + triton
+    rocm_path = rocm_native if native_cuda else rocm_native + triton
     rocm_mention = select("rocm", "mention")
     ecosystem = select("ecosystem", "usage")
     torch_use = select("torch", "usage")

@@ -195,7 +195,7 @@ def trajectory_checks(
 
     start = reference[0].double()
     worst = 0.0
-    for ref, cand in zip(reference[1:], candidate[1:]):
+    for ref, cand in zip(reference[1:], candidate[1:], strict=False):
         travelled = torch.linalg.vector_norm(ref.double() - start).item()
         apart = torch.linalg.vector_norm(cand.double() - ref.double()).item()
         worst = max(worst, apart / max(travelled, 1e-30))
@@ -274,5 +274,5 @@ def attention_checks(
     names = ("out", "dq", "dk", "dv")
     return [
         error_ratio_check(name, g, p, r, fwd_factor if name == "out" else bwd_factor)
-        for name, g, p, r in zip(names, got, plain, reference)
+        for name, g, p, r in zip(names, got, plain, reference, strict=False)
     ]

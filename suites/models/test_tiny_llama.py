@@ -64,7 +64,7 @@ def test_generate(dtype: str, rocm_device: torch.device, record_property) -> Non
     if dtype == "float32":
         tokens = tiny.greedy(model)
         record_property("rocm_info", {"tokens": tokens, "reference_tokens": list(reference)})
-        diverged = next((i for i, (a, b) in enumerate(zip(tokens, reference)) if a != b), None)
+        diverged = next((i for i, (a, b) in enumerate(zip(tokens, reference, strict=False)) if a != b), None)
         assert tokens == list(reference), (
             f"fp32 greedy tokens differ from the CPU's from step {diverged}: {tokens} != {list(reference)}"
         )
