@@ -14,6 +14,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
 
@@ -55,7 +56,9 @@ def main() -> None:
     for label, fn in (("relu", torch.relu), ("x*2+1", lambda t: t * 2 + 1)):
         for run in (hand_written, with_parity):  # warm-up
             run(fn, x, device)
-        hand, par = interleaved([lambda: hand_written(fn, x, device), lambda: with_parity(fn, x, device)], args.repeat)
+        hand, par = interleaved(
+            [partial(hand_written, fn, x, device), partial(with_parity, fn, x, device)], args.repeat
+        )
         print(
             f"{label:8s} numel={args.numel} device={device}: assert_close {min(hand) * 1e3:.2f} ms, "
             f"assert_parity {min(par) * 1e3:.2f} ms (best of {args.repeat}); "

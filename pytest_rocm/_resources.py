@@ -18,7 +18,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 @cache
 def load_json(name: str) -> Any:
     """``data/<name>`` parsed (``gfx.json``, ``doctor.json``, ``known_errors.json``); cached."""
-    text = resources.files("pytest_rocm").joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("pytest_rocm").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
 
 

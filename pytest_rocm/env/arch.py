@@ -104,7 +104,8 @@ def is_gfx(name: str) -> bool:
 
 # -- knowledge --------------------------------------------------------------------------------
 def _entry(gfx: str) -> dict[str, Any] | None:
-    return _data()["gfx"].get(split_arch(gfx)[0])
+    entry: dict[str, Any] | None = _data()["gfx"].get(split_arch(gfx)[0])
+    return entry
 
 
 def family_of(gfx: str) -> str | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from pytest_rocm.env import arch
@@ -93,7 +94,7 @@ def _version_line(seam: Seam, path: str) -> str | None:
 # -- system layer -----------------------------------------------------------------------------
 def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
     """The GPU nodes of the KFD topology, in node order (numeric: node 10 after node 2)."""
-    names = _probe(errors, KFD_NODES, lambda: seam.listdir(KFD_NODES), [])
+    names: list[str] = _probe(errors, KFD_NODES, lambda: seam.listdir(KFD_NODES), [])
     gpus: list[SystemGpu] = []
     for node in sorted(int(n) for n in names if n.isdigit()):
         base = f"{KFD_NODES}/{node}"
@@ -104,7 +105,7 @@ def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
         except Exception as exc:
             errors.append(f"{base}/properties: {_reason(exc)}")
             continue
-        gpu_id = _probe(errors, f"{base}/gpu_id", lambda: int(seam.read_text(f"{base}/gpu_id")), None)
+        gpu_id = _probe(errors, f"{base}/gpu_id", partial(_read_int, seam, f"{base}/gpu_id"), None)
         simd = props.get("simd_count")
         is_gpu = simd > 0 if simd is not None else bool(gpu_id)
         if not is_gpu:
@@ -112,7 +113,7 @@ def read_kfd_gpus(seam: Seam, errors: list[str]) -> list[SystemGpu]:
         version = props.get("gfx_target_version")
         gfx = arch.gfx_from_target_version(version) if version else None
         minor = props.get("drm_render_minor") or None
-        name = _probe(errors, f"{base}/name", lambda: _first_line(seam, f"{base}/name"), None)
+        name = _probe(errors, f"{base}/name", partial(_first_line, seam, f"{base}/name"), None)
         gpus.append(
             SystemGpu(
                 node=node,
@@ -236,8 +237,7 @@ def _visible(value: str | None, items: list[T]) -> list[T] | None:
 
 def visible_kfd_gpus(gpus: list[SystemGpu], variables: dict[str, str | None]) -> list[SystemGpu] | None:
     """The KFD GPU nodes torch enumerates, in torch's order; None when that cannot be told."""
-    nodes: list[SystemGpu] | None = gpus
-    nodes = _visible(variables.get("ROCR_VISIBLE_DEVICES"), nodes)
+    nodes = _visible(variables.get("ROCR_VISIBLE_DEVICES"), gpus)
     if nodes is None:
         return None
     hip = variables.get("HIP_VISIBLE_DEVICES")
@@ -326,8 +326,8 @@ def detect_environment(seam: Seam | None = None) -> Environment:
             env.system.errors.append(str(exc))
             return env
     errors = env.system.errors
-    env.variables = {name: _probe(errors, name, lambda n=name: seam.getenv(n), None) for name in VARIABLES}
-    env.libraries = {name: _probe(errors, name, lambda n=name: _library_version(seam, n), None) for name in LIBRARIES}
+    env.variables = {name: _probe(errors, name, partial(seam.getenv, name), None) for name in VARIABLES}
+    env.libraries = {name: _probe(errors, name, partial(_library_version, seam, name), None) for name in LIBRARIES}
     env.python = _probe(errors, "python", seam.python_version, "")
     env.platform = _probe(errors, "platform", seam.platform, "")
     try:
@@ -341,6 +341,10 @@ def detect_environment(seam: Seam | None = None) -> Environment:
     except Exception as exc:
         env.system.errors.append(f"torch: {_reason(exc)}")
     return env
+
+
+def _read_int(seam: Seam, path: str) -> int:
+    return int(seam.read_text(path))
 
 
 def _library_version(seam: Seam, name: str) -> str | None:

@@ -146,7 +146,9 @@ class Environment:
         ]
         system = _build(SystemInfo, {k: v for k, v in system_raw.items() if k != "gpus"}, f"{source}: system")
         system.gpus = gpus
-        env = _build(cls, {k: v for k, v in data.items() if k not in ("schema", "devices", "system")}, source)
+        env: Environment = _build(
+            cls, {k: v for k, v in data.items() if k not in ("schema", "devices", "system")}, source
+        )
         env.devices = devices
         env.system = system
         return env

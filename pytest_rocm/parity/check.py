@@ -130,6 +130,7 @@ def assert_parity(
         for (path, ref), (_, got) in zip(ref_leaves, got_leaves, strict=False):
             if ref is None:
                 continue
+            assert got is not None, path  # _check_same_paths: a leaf the reference has, the run has
             base = Comparison(dtype, path, mode, False, None)
             if floors is not None:
                 base.cpu_factor, base.cpu_max_abs = float(cpu_factor), floors[path]

@@ -31,7 +31,7 @@ class Reference:
         # finite sum that overflows falls back to the elementwise test)
         self.all_finite = math.isfinite(float(ref.sum())) or bool(torch.isfinite(ref).all())
         self.finite = None if self.all_finite else torch.isfinite(ref)
-        fin_abs = self.abs if self.all_finite else torch.where(self.finite, self.abs, 0.0)
+        fin_abs = self.abs if self.finite is None else torch.where(self.finite, self.abs, 0.0)
         self.max_abs = float(fin_abs.max()) if self.numel else 0.0
         self.norm = float(torch.linalg.vector_norm(fin_abs)) if self.numel else 0.0
         self.rms = self.norm / math.sqrt(self.numel) if self.numel else 0.0
@@ -94,11 +94,10 @@ def compare_float(
     base.numel = ref.numel
     g = got.detach().cpu()  # subtracting promotes to float64: no separate float64 copy
     d = torch.sub(g, ref.tensor).abs_()
-    if not ref.all_finite:
+    if ref.finite is not None:
         # where the reference is inf/nan, the same inf/nan is a match and anything else is not
-        fin = ref.finite
         same = (g == ref.tensor) | (torch.isnan(g) & torch.isnan(ref.tensor))
-        d = torch.where(fin, d, torch.where(same, 0.0, math.inf))
+        d = torch.where(ref.finite, d, torch.where(same, 0.0, math.inf))
     if ref.numel == 0:
         base.max_abs = base.max_rel = base.normwise = 0.0
         return _vacuous(base, allow_vacuous, "empty output")

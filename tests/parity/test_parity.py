@@ -359,7 +359,7 @@ def test_dtype_mixups_in_fn_are_not_taken_for_unsupported(x):
     def mixes(t):
         return torch.matmul(t.reshape(1, -1), torch.ones(t.numel(), 1))  # float32 weight
 
-    with pytest.raises(RuntimeError, match="dtype|scalar type") as info:
+    with pytest.raises(RuntimeError, match=r"dtype|scalar type") as info:
         assert_parity(mixes, x, dtypes=("float16",))
     assert not isinstance(info.value, DtypeUnsupported)
 
