@@ -1,5 +1,6 @@
 """The matrix: the plugin's own tests, one suite run per ROCm/PyTorch combination, the table.
 
+    nox -s lint                  # ruff check, ruff format --check, mypy (as .ci/run)
     nox -s tests                 # the plugin's own tests
     nox -t suite                 # every combination of matrix/combos.toml that can run here
     nox -s suite-cpu-torch2.13   # one combination
@@ -20,9 +21,10 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))  # pytest_rocm.matrix needs only the stdlib and packaging
+sys.path.insert(0, str(ROOT))  # pytest_rocm.matrix and .suite_command need only the stdlib and packaging
 
 from pytest_rocm.matrix import Combo, ComboError, load_combos, runnable_here  # noqa: E402
+from pytest_rocm.suite_command import suite_command  # noqa: E402
 
 REPORTS = ROOT / "reports"
 SUITES = ROOT / "suites"
@@ -34,7 +36,7 @@ except ComboError as exc:  # one line instead of nox's traceback
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.error_on_missing_interpreters = False  # a Python this machine lacks: skip, not fail
-nox.options.sessions = ["tests", *(f"suite-{c.name}" for c in COMBOS)]
+nox.options.sessions = ["lint", "tests", *(f"suite-{c.name}" for c in COMBOS)]
 
 
 #: where the ``tests`` session takes torch from: PyPI alone gives Linux the multi-GB CUDA build
@@ -48,6 +50,15 @@ def tests(session: nox.Session) -> None:
     session.install("--extra-index-url", TORCH_INDEX_URL, "-r", str(ROOT / ".ci" / "requirements.txt"))
     session.install("-e", f"{ROOT}[test]")
     session.run("python", "-m", "pytest", "-n", "2", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check, ruff format --check and mypy --strict on the package (what .ci/run runs)."""
+    session.install("-e", f"{ROOT}[lint]")
+    session.run("ruff", "check", str(ROOT))
+    session.run("ruff", "format", "--check", str(ROOT))
+    session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), *session.posargs, external=False)
 
 
 def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
@@ -66,24 +77,18 @@ def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
         session.install("pytest-xdist", "pytest-timeout", str(ROOT))
         REPORTS.mkdir(exist_ok=True)
         report = ROOT / combo.report_name
-        args = [
-            "python",
-            "-m",
-            "pytest",
-            str(SUITES),
-            f"--rocm-report={report}",
-            f"--rocm-label={combo.name}",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "auto",
-            "--max-worker-restart=1000",  # a crashed worker is replaced
-            "--timeout=600",  # a hung kernel is killed and recorded as timeout
-            "-q",
-        ]
-        if combo.backend == "cpu":
-            args.append("--rocm-device=cpu")
-        args += session.posargs
+        # the same command as `rocm-compat run`: -n auto, a crashed worker replaced, a hung kernel
+        # killed and recorded as timeout; xdist and pytest-timeout were just installed above
+        args = suite_command(
+            SUITES,
+            report,
+            combo.name,
+            device="cpu" if combo.backend == "cpu" else None,
+            user_args=["-q", *session.posargs],
+            have_xdist=True,
+            have_timeout=True,
+            python="python",
+        )
         # 0: all passed, 1: some tests failed -- both are data. 2+ (usage error, internal error,
         # interrupted) means the run itself broke: fail loudly.
         if session.run(*args, success_codes=[0, 1]) is None:

@@ -17,12 +17,13 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from pytest_rocm.env.model import BACKENDS as BACKENDS  # the one list (stdlib-only module)
+from pytest_rocm.env.model import Backend
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
-
-BACKENDS = ("rocm", "cuda", "cpu")
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # (3.10: a dependency)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 PYTHON_RE = re.compile(r"^3\.\d+$")
 ROCM_INDEX_RE = re.compile(r"/whl/rocm(\d+(?:\.\d+)*)/?$")
@@ -37,7 +38,7 @@ class Combo:
     name: str
     torch: str
     index_url: str
-    backend: str
+    backend: Backend
     rocm: str
     python: str
     packages: tuple[str, ...] = ()
@@ -120,7 +121,7 @@ def _validate_entry(entry: Any, where: str) -> Combo:
         value = entry[key]
         if not isinstance(value, spec.kind):
             raise ComboError(f"{where}: field {key!r} must be a {spec.kind.__name__}, got {value!r}")
-        if spec.kind is list and not all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             raise ComboError(f"{where}: field {key!r} must be a list of strings, got {value!r}")
         values[key] = value
     _check_semantics(values, where)

@@ -230,7 +230,7 @@ def machines() -> dict[str, Recorded]:
     navi21, raphael = rocminfo_agents("gfx1030_rx6800xt_plus_gfx1036_igpu_rocm5.6.txt")
     mi210 = rocminfo_agents("gfx90a_mi210_4gpu_rocm6.2.4_EXCERPT.txt")[0]
     mi300x = rocminfo_agents("gfx942_mi300x_8gpu_rocm6.2.3_EXCERPT.txt")[0]
-    hip_624 = "6.2.41134-65d174c3e"  # DESIGN.md example (torch 2.6.0+rocm6.2.4)
+    hip_624 = "6.2.41134-65d174c3e"  # docs/design.md example (torch 2.6.0+rocm6.2.4)
     hip_62 = "6.2.41133-dd7f95766"  # ROCM-FACTS.md (torch.version.hip of the rocm6.2 wheels)
     out: dict[str, Recorded] = {}
 

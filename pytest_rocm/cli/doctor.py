@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     except (EnvironmentFileError, SysrootError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
-    checks = diagnose(env, probe_extras(seam, env))
+    # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
+    checks = diagnose(env, None if args.env else probe_extras(seam, env))
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

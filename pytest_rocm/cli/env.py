@@ -1,6 +1,6 @@
 """``rocm-compat env``: detect this machine's environment and print it (or its JSON).
 
-    rocm-compat env                 a readable summary, warnings last
+    rocm-compat env                 a readable summary, the doctor's problems last
     rocm-compat env --json          the environment JSON (schema pytest-rocm/environment/1)
     rocm-compat env -o FILE         also write the JSON to FILE (for ``pytest --rocm-env FILE``)
     rocm-compat env --env FILE      summarise a recorded environment instead of detecting
@@ -37,7 +37,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # detect lazily: this module is imported for --help too
-    from pytest_rocm.doctor.warnings import environment_warnings
+    from pytest_rocm.doctor.checks import diagnose, problem_lines
+    from pytest_rocm.doctor.render import probe_extras
     from pytest_rocm.env.detect import detect_environment
     from pytest_rocm.env.seam import SYSROOT_VARIABLE, Seam, SysrootError, check_sysroot
 
@@ -46,12 +47,15 @@ def run(args: argparse.Namespace) -> int:
             env = Environment.load(args.env_file)
         except EnvironmentFileError as exc:
             return _fail(str(exc))
+        extras = None  # a recording: this machine's probes would describe another machine
     else:
         try:
             root = check_sysroot(os.environ.get(SYSROOT_VARIABLE))
         except SysrootError as exc:
             return _fail(str(exc))
-        env = detect_environment(Seam(sysroot=root))
+        seam = Seam(sysroot=root)
+        env = detect_environment(seam)
+        extras = probe_extras(seam, env)
     text = env.to_json()
     if args.output:
         try:
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.output:
             print(text)
     else:
-        print(format_summary(env, environment_warnings(env)))
+        print(format_summary(env, problem_lines(diagnose(env, extras))))
         if args.output:
             print(f"wrote {args.output}")
     return EXIT_OK

@@ -10,18 +10,16 @@ error. Arguments it does not know go to pytest (``-k matmul``, ``-n 8``, ``--tim
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pytest_rocm._resources import bundled_suites
 from pytest_rocm.env.model import Environment, has_accelerator
-from pytest_rocm.plugin import xdist as isolation
+from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.load import ReportError, load_report
-from pytest_rocm.report.records import default_label, sidecar_path, slug
+from pytest_rocm.report.records import ReportDocument, default_label, slug
+from pytest_rocm.suite_command import suite_command
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)
@@ -52,34 +50,9 @@ def no_accelerator_banner(env: Environment) -> str:
     )
 
 
-def pytest_command(suites: Path, report: Path, label: str, on_cpu: bool, user_args: Sequence[str]) -> list[str]:
-    have_xdist = importlib.util.find_spec("xdist") is not None
-    have_timeout = importlib.util.find_spec("pytest_timeout") is not None
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        str(suites),
-        "--rootdir",
-        str(suites),
-        "-p",
-        "no:cacheprovider",
-        "--rocm-report",
-        str(report),
-        "--rocm-label",
-        label,
-    ]
-    ini = suites / "pytest.ini"
-    if ini.is_file():
-        command += ["-c", str(ini)]
-    command += isolation.isolation_args(user_args, have_xdist, have_timeout)
-    if on_cpu and not any(a.startswith("--rocm-device") for a in user_args):
-        command.append("--rocm-device=cpu")
-    return command + list(user_args)
-
-
-def write_tables(report_path: Path, document: dict[str, Any]) -> list[Path]:
-    from pytest_rocm.report.table import build_table, render, write_output
+def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
+    from pytest_rocm.report.formats import render
+    from pytest_rocm.report.table import build_table, write_output
 
     table = build_table([document], [str(report_path)])
     written = []
@@ -105,6 +78,15 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 PASSES_UNKNOWN_ARGS = True
 
 
+def suite_root(folder: Path) -> tuple[Path, list[Path]]:
+    """The rootdir and targets for ``--suites FOLDER``: a folder of suites runs whole; one suite
+    (a folder with test files of its own, ``suites/operators``) runs from its parent, so its rows
+    are named ``operators/...`` as in a whole run, not after its test files."""
+    if any(folder.glob("test_*.py")):
+        return folder.parent, [folder]
+    return folder, []
+
+
 def run(args: argparse.Namespace) -> int:
     user_args: list[str] = list(args.passthrough)
     suites = Path(args.suites) if args.suites else bundled_suites()
@@ -127,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat run: {reports_dir}: cannot create ({exc.strerror})", file=sys.stderr)
         return 2
     report_path = reports_dir / f"{slug(label)}.json"
-    command = pytest_command(suites, report_path, label, on_cpu, user_args)
+    root, targets = suite_root(suites)
+    device = "cpu" if on_cpu else None
+    command = suite_command(root, report_path, label, device=device, user_args=user_args, targets=targets)
     print("rocm-compat run: " + " ".join(command[2:]), flush=True)
     for stale in (report_path, sidecar_path(report_path)):  # an earlier run's must not pass for this one's
         stale.unlink(missing_ok=True)

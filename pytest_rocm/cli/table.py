@@ -6,12 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_rocm.report.formats import FORMATS, render
 from pytest_rocm.report.load import ReportError, load_reports
-from pytest_rocm.report.table import (
-    build_table,
-    render,
-    write_output,
-)
+from pytest_rocm.report.table import build_table, write_output
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -24,7 +21,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format",
-        choices=("md", "csv", "html"),
+        choices=FORMATS,
         default=None,
         help="output format (default: from -o's suffix, else md)",
     )
@@ -33,7 +30,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 def _format_of(args: argparse.Namespace) -> str:
     if args.format:
-        return args.format
+        return str(args.format)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     return {".csv": "csv", ".html": "html", ".htm": "html"}.get(suffix, "md")
 

@@ -7,8 +7,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_rocm.vet import BadTarget, vet
+
+if TYPE_CHECKING:
+    from pytest_rocm.report.records import ResultRecord
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -51,9 +55,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _write_report(path: str, records: list[dict]) -> None:
+def _write_report(path: str, records: list[ResultRecord]) -> None:
     from pytest_rocm.env.detect import detect_environment
-    from pytest_rocm.report.records import assemble, default_label, write_json
+    from pytest_rocm.report.files import write_json
+    from pytest_rocm.report.records import assemble, default_label
 
     env = detect_environment()
     write_json(Path(path), assemble(default_label(env), env.to_dict(), records))
@@ -64,7 +69,7 @@ def _report_problem(report: str | None, live: bool) -> str | None:
         return None
     if not live:
         return f"--report {report} needs --run (the report holds the live check's records)"
-    from pytest_rocm.report.records import unwritable
+    from pytest_rocm.report.files import unwritable
 
     why = unwritable(Path(report))
     return f"{report}: cannot write ({why})" if why else None

@@ -1,8 +1,9 @@
-"""``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
+"""The doctor's outputs: the probe of the facts beyond the Environment (``probe_extras``), the
+one-line summary, the full text of ``rocm-compat doctor`` and the README's error table.
 
-Reads everything through the seam (so tests drive it with fake sysfs trees and recorded
-environments), changes nothing, needs no GPU. Exit status: 0 no failing check, 1 a failing
-check, 2 bad input.
+Every line about a check is its one-line form (``Check.line``), so the pytest header and
+``rocm-compat env`` print exactly what the doctor prints. Reads the machine only through the seam
+(tests drive it with fake sysfs trees), changes nothing, needs no GPU.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 from typing import Any
 
 from pytest_rocm._resources import load_json
-from pytest_rocm.doctor.checks import Check, Extras, knowledge, problems
+from pytest_rocm.doctor.checks import Check, CheckStatus, Extras, knowledge, problems
 from pytest_rocm.env.model import Environment
 
 AMD_VENDOR = "0x1002"
@@ -53,14 +54,19 @@ def _writable(path: Any) -> bool:
     return current.is_dir() and os.access(current, os.W_OK | os.X_OK)
 
 
+#: how the summary names each problem status
+SUMMARY_LABELS: tuple[tuple[CheckStatus, str], ...] = (("fail", "failing"), ("warn", "warnings"))
+
+
 def summary_line(checks: list[Check]) -> str | None:
-    """The one header line pytest prints when something is wrong; None when all is well."""
+    """The line that closes the doctor's output, and the header's doctor lines, when something is
+    wrong; None when all is well."""
     found = problems(checks)
     if not found:
         return None
     noun = "problem" if len(found) == 1 else "problems"
     groups = []
-    for status, label in (("fail", "failing"), ("warn", "warnings")):
+    for status, label in SUMMARY_LABELS:
         ids = [c.id for c in found if c.status == status]
         if ids:
             groups.append(f"{label}: {', '.join(ids)}")
@@ -68,11 +74,11 @@ def summary_line(checks: list[Check]) -> str | None:
 
 
 def render_text(checks: list[Check]) -> str:
-    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skipped": "skip"}
+    """``rocm-compat doctor``: every check's one-line form, the fix under each problem, the summary."""
     lines = []
     for c in checks:
-        lines.append(f"[{marks[c.status]}] {c.id}: {c.evidence}")
-        if c.fix and c.status in ("warn", "fail"):
+        lines.append(c.line)
+        if c.fix and c.is_problem:
             lines.append(f"       fix: {c.fix}")
     lines.append("")
     lines.append(summary_line(checks) or "rocm doctor: no problems found")

@@ -1,4 +1,4 @@
-"""The Environment model (DESIGN.md, schema ``pytest-rocm/environment/1``) and its JSON form.
+"""The Environment model (docs/design.md, schema ``pytest-rocm/environment/1``) and its JSON form.
 
 Pure data: no I/O beyond reading/writing a JSON file, no torch. Detection lives in ``detect``.
 Every decision the plugin makes (markers, skips, the report's columns, doctor's checks) is made
@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 SCHEMA = "pytest-rocm/environment/1"
 
+#: what a run is on: a ROCm build of torch (torch.version.hip set), a CUDA build, or the CPU
 Backend = Literal["rocm", "cuda", "cpu"]
-BACKENDS: tuple[str, ...] = ("rocm", "cuda", "cpu")
+BACKENDS: tuple[Backend, ...] = ("rocm", "cuda", "cpu")
 
 #: Variables that change what a ROCm/CUDA run does; recorded in every environment.
 VARIABLES: tuple[str, ...] = (
@@ -98,7 +99,8 @@ class SystemInfo:
 
 @dataclass
 class Environment:
-    backend: str = "cpu"
+    #: the build's backend when torch sees a device (:func:`torch_backend`), else ``cpu``
+    backend: Backend = "cpu"
     torch: str | None = None
     hip: str | None = None
     rocm: str | None = None
@@ -220,6 +222,27 @@ def _build(cls: type, data: Any, where: str) -> Any:
             raise EnvironmentFileError(f"{where}: field {f.name!r} is {value!r:.60}, expected {f.type}")
         kwargs[f.name] = value
     return cls(**kwargs)
+
+
+def torch_backend(torch: Any) -> Backend:
+    """Which backend a torch module was built for: ``rocm`` when ``torch.version.hip`` is set,
+    ``cuda`` when ``torch.version.cuda`` is, else ``cpu``. The build only, whether or not it sees a
+    device (``Environment.backend`` is ``cpu`` without one). The one place this is decided: pass
+    the imported module (this module never imports torch)."""
+    version = getattr(torch, "version", None)
+    if getattr(version, "hip", None):
+        return "rocm"
+    if getattr(version, "cuda", None):
+        return "cuda"
+    return "cpu"
+
+
+def device_backend(device: Any, torch: Any) -> str:
+    """The backend a ``torch.device`` runs on: ``rocm`` or ``cuda`` for a ``cuda`` device (one
+    torch.cuda API drives both; the build says which), else the device type (``cpu``, ``mps``...)."""
+    if device.type == "cuda":
+        return torch_backend(torch)
+    return str(device.type)
 
 
 def has_accelerator(env: Environment) -> bool:

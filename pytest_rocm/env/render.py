@@ -21,8 +21,9 @@ def _yes_no(value: bool | None, yes: str = "yes", no: str = "NO") -> str:
     return "unknown" if value is None else yes if value else no
 
 
-def format_summary(env: Environment, warnings: list[str]) -> str:
-    """The readable form of an environment: what torch uses, what the kernel has, what is wrong."""
+def format_summary(env: Environment, problems: list[str]) -> str:
+    """The readable form of an environment: what torch uses, what the kernel has, what is wrong
+    (``problems``: the doctor's one-line forms of its failing and warning checks)."""
     lines = [f"backend    {env.backend}"]
     if env.torch:
         build = f"hip {env.hip}, rocm {env.rocm}" if env.hip else f"cuda {env.cuda}" if env.cuda else "CPU-only build"
@@ -71,7 +72,8 @@ def format_summary(env: Environment, warnings: list[str]) -> str:
     lines.append(f"libraries  {', '.join(libs) if libs else 'none installed'}")
     for error in system.errors:
         lines.append(f"unreadable {error}")
-    if warnings:
-        lines.append("warnings")
-        lines.extend(f"  ! {w}" for w in warnings)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        lines.append(f"doctor     {len(problems)} {noun} (`rocm-compat doctor` says how to fix them)")
+        lines.extend(f"  {p}" for p in problems)
     return "\n".join(lines)

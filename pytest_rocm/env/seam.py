@@ -40,6 +40,18 @@ def check_sysroot(value: str | None) -> Path:
     return path
 
 
+def distribution_version(dist: str) -> str | None:
+    """Installed version of a distribution from its metadata (never imports it); None if absent.
+
+    The one reader of distribution versions: detection (through ``Seam``), the ``requires``
+    marker, the suites and ``vet --run`` all ask here.
+    """
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 class Seam:
     """All I/O detection needs. Each method may raise OSError; detection catches and records."""
 
@@ -113,10 +125,7 @@ class Seam:
         """Installed version of a distribution from its metadata (never imported); None if absent."""
         if self._distributions is not None:
             return self._distributions.get(name)
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
+        return distribution_version(name)
 
     def load_torch(self) -> ModuleType:
         """Import torch (or the test's fake). Raises whatever the import raises."""
@@ -133,4 +142,4 @@ class Seam:
         return self._platform if self._platform is not None else platform.platform()
 
 
-__all__ = ["SYSROOT_VARIABLE", "Seam", "SysrootError", "check_sysroot"]
+__all__ = ["SYSROOT_VARIABLE", "Seam", "SysrootError", "check_sysroot", "distribution_version"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from pytest_rocm.env.model import device_backend
 from pytest_rocm.parity import tolerances as tols
 from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
 from pytest_rocm.parity.result import (
@@ -28,12 +29,7 @@ __all__ = ["MODES", "DtypeUnsupported", "ParityError", "ParityResult", "assert_p
 
 MODES = ("absolute", "cpu-relative")
 
-_TORCH_DTYPES = {
-    "float64": torch.float64,
-    "float32": torch.float32,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-}
+_TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tols.DTYPE_NAMES}
 
 # Error texts that mean "this op has no kernel for this dtype here" rather than a bug:
 # '"addmm_impl_cpu_" not implemented for 'Half'', 'Unsupported dtype BFloat16', ...
@@ -52,7 +48,7 @@ class _Structure(Exception):
 def assert_parity(
     fn: Callable[..., Any],
     *args: Any,
-    dtypes: Sequence[str] | str = ("float32", "float16", "bfloat16"),
+    dtypes: Sequence[str] | str = tols.DEFAULT_DTYPES,
     device: Any = None,
     mode: str = "absolute",
     grad: bool = False,
@@ -139,7 +135,7 @@ def assert_parity(
     if result.failures:
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
-        backend = _backend(dev)
+        backend = device_backend(dev, torch)
         listed = "; ".join(f"{d}: {m}" for d, m in result.unsupported.items())
         raise DtypeUnsupported(
             f"{op} does not support {', '.join(result.unsupported)} on {backend} ({listed})",
@@ -211,12 +207,6 @@ def _device(device: Any) -> torch.device:
     if device is None:
         return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
     return device if isinstance(device, torch.device) else torch.device(device)
-
-
-def _backend(dev: torch.device) -> str:
-    if dev.type == "cuda":
-        return "rocm" if getattr(torch.version, "hip", None) else "cuda"
-    return dev.type
 
 
 def _op_name(fn: Any) -> str:

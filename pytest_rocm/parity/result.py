@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-#: failure kinds, most severe first (a result's kind is the most severe of its comparisons)
-KINDS: tuple[str, ...] = ("structure", "non-finite", "mismatch", "vacuous")
+#: failure kinds, most severe first (a result's kind is the most severe of its comparisons); a
+#: parity record's ``kind`` in the report is one of these or null
+FailureKind = Literal["structure", "non-finite", "mismatch", "vacuous"]
+KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 
 @dataclass
@@ -21,7 +23,7 @@ class Comparison:
     name: str
     mode: str
     ok: bool
-    kind: str | None  # None when ok; one of KINDS otherwise ("vacuous" also when allowed)
+    kind: FailureKind | None  # None when ok; one of KINDS otherwise ("vacuous" also when allowed)
     max_abs: float | None = None
     max_rel: float | None = None
     normwise: float | None = None
@@ -39,7 +41,7 @@ class Comparison:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        """The report's parity record: DESIGN.md schema fields first, then ours."""
+        """The report's parity record: the docs/design.md schema fields first, then ours."""
         rec: dict[str, Any] = {
             "dtype": self.dtype,
             "max_abs": self.max_abs,
@@ -89,7 +91,7 @@ class ParityResult:
         return [c for c in self.comparisons if not c.ok]
 
     @property
-    def kind(self) -> str | None:
+    def kind(self) -> FailureKind | None:
         """The most severe failure kind, None when everything passed."""
         kinds = {c.kind for c in self.failures}
         return next((k for k in KINDS if k in kinds), None)
@@ -114,7 +116,7 @@ class ParityResult:
 class ParityError(AssertionError):
     """Numbers differ from the reference. ``.kind``: structure, non-finite, mismatch or vacuous."""
 
-    def __init__(self, message: str, kind: str, result: ParityResult | None = None) -> None:
+    def __init__(self, message: str, kind: FailureKind, result: ParityResult | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.result = result

@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pytest_rocm.parity.tolerances import canonical_dtype
+from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
 
 PROFILE = "rocm-gpu"
 
-_FLOAT = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_FLOAT: dict[str, torch.dtype] = {name: getattr(torch, name) for name in DTYPE_NAMES}
 _INT = {
     "bool": torch.bool,
     "uint8": torch.uint8,

@@ -26,17 +26,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# -- the dtype vocabulary: the one table of dtype names, torch-free (the report's table, the suites,
+# the plugin's fixtures and assert_parity all take theirs from here) ------------------------------
 #: dtypes assert_parity knows, canonical names (str(torch.float16) without "torch.")
 DTYPE_NAMES: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
+#: short names: what the table prints (``bf16 3.1e-03``); accepted as aliases too
+DTYPE_SHORT: dict[str, str] = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+#: what a check runs in unless told otherwise: assert_parity's default, one suite row each
+DEFAULT_DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
+#: the low-precision dtypes: what autocast and attention kernels run in, what the HTML table charts
+LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 
 _ALIASES = {
     "double": "float64",
-    "fp64": "float64",
     "float": "float32",
-    "fp32": "float32",
     "half": "float16",
-    "fp16": "float16",
-    "bf16": "bfloat16",
+    **{short: name for name, short in DTYPE_SHORT.items()},
 }
 
 #: machine epsilon (distance from 1.0 to the next representable number)
@@ -78,6 +83,11 @@ class Tolerance:
 
     def as_dict(self) -> dict[str, float]:
         return {"rtol": self.rtol, "atol": self.atol, "normwise": self.normwise}
+
+
+def short_dtype(name: str) -> str:
+    """``float16`` -> ``fp16``; a name the table does not know stays as it is."""
+    return DTYPE_SHORT.get(name, name)
 
 
 def canonical_dtype(name: Any) -> str:

@@ -1,12 +1,13 @@
 """pytest entry point (``pytest11: rocm``): options, markers, the device under test, the header.
 
-Hooks stay thin and call pure functions (options, state.select, markers.evaluate, header).
+Hooks stay thin and call pure functions (options, selection.select, markers.evaluate, header).
 Importing this module imports no torch, and a run whose tests use no marker or fixture of the
 plugin never detects the environment (detection imports torch). What forces detection: a plugin
 marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fixtures, an option
 about the hardware (--rocm-gfx, --rocm-device=cuda:N, --rocm-require-gpu), --junitxml (the
 environment goes into the test-suite properties), and an xdist controller (it detects once and
-hands the environment to its workers).
+hands the environment to its workers). A conftest or plugin can supply the environment instead
+through the ``pytest_rocm_detect_environment`` hook (:mod:`pytest_rocm.plugin.hookspecs`).
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
-from pytest_rocm.plugin import header, options
+from pytest_rocm.plugin import header, hookspecs, options
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin import session as state
+from pytest_rocm.plugin.markcache import item_marks
 from pytest_rocm.report.outcomes import distribution_version
 
 pytest_plugins = [
-    "pytest_rocm.plugin.parity_fixtures",
     "pytest_rocm.plugin.report",
     "pytest_rocm.plugin.fixtures",
-    "pytest_rocm.plugin.doctor_header",
+    "pytest_rocm.plugin.scale",
 ]
 
 #: workerinput keys through which the xdist controller hands the environment over
@@ -37,6 +38,10 @@ WORKER_RECORDED = "rocm_environment_recorded"
 
 #: fixtures whose use means a test needs the environment
 ENV_FIXTURES = frozenset({"rocm_env", "rocm_device", "parity"})
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -133,47 +138,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 # -- markers ------------------------------------------------------------------------------------
-#: parsed plugin marks of an item, with the count of its own markers when they were parsed
-MARKS = pytest.StashKey[tuple[int, list[markers.Parsed]]]()
-NO_MARKS: list[markers.Parsed] = []  # shared, never mutated
-
-
-def _plugin_mark_objects(item: pytest.Item) -> list[pytest.Mark]:
-    """Like ``item.iter_markers()`` (closest first) filtered to ours; a plain loop because it runs
-    for every test of every suite, most of which use no marker of ours."""
-    found = []
-    node: Any = item
-    while node is not None:
-        for mark in node.own_markers:
-            if mark.name in markers.NAMES:
-                found.append(mark)
-        node = node.parent
-    return found
-
-
-def plugin_marks(item: pytest.Item) -> list[markers.Parsed]:
-    """The item's plugin markers, parsed, closest first; MarkerError on a bad one.
-
-    Parsed once at collection and cached on the item; parsed again when the item gained markers
-    since (``item.add_marker`` in a conftest's collection hook). Markers added to parent nodes
-    after collection are not seen: add them to the items.
-    """
-    count = len(item.own_markers)
-    stash = item.stash
-    if MARKS in stash:  # not stash.get: a miss raises KeyError inside, costly on every test
-        seen, parsed = stash[MARKS]
-        if seen == count:
-            return parsed
-    found = _plugin_mark_objects(item)
-    if not found:
-        # Most tests of a big suite: cache nothing. Two objects per item kept alive for the whole
-        # session made every garbage collection slower (measurable on a 5,000-test run).
-        return NO_MARKS
-    parsed = [markers.parse_mark(m.name, m.args, dict(m.kwargs)) for m in found]
-    item.stash[MARKS] = (count, parsed)
-    return parsed
-
-
 def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
     """Whether the test reads the environment: a fixture of ours or a marker that does."""
     return not ENV_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) or any(
@@ -188,7 +152,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     needs_env = False
     for item in items:
         try:
-            parsed = plugin_marks(item)
+            parsed = item_marks(item)
         except markers.MarkerError as exc:
             bad.append((item, exc))
             continue
@@ -198,9 +162,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     dropped = {id(item) for item, _ in bad}
     items[:] = [item for item in items if id(item) not in dropped]
-    for item, exc in bad:
+    for item, error in bad:
         # counted like any collection error: the run stops before tests start, exit status 2
-        report = pytest.CollectReport(item.nodeid, "failed", f"{item.nodeid}: {exc}", [])
+        report = pytest.CollectReport(item.nodeid, "failed", f"{item.nodeid}: {error}", [])
         config.hook.pytest_collectreport(report=report)
 
 
@@ -213,7 +177,7 @@ def _version_lookup(config: pytest.Config) -> Any:
 @pytest.hookimpl(tryfirst=True)  # before pytest's own skipping: our xfail mark must be seen
 def pytest_runtest_setup(item: pytest.Item) -> None:
     try:
-        parsed = plugin_marks(item)
+        parsed = item_marks(item)
     except markers.MarkerError as exc:  # a marker added after collection
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     if not parsed:
@@ -225,19 +189,30 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         raise pytest.skip.Exception(decision.skip, _use_item_location=True)
     if decision.xfail:
         reason, strict = decision.xfail
-        item.add_marker(pytest.mark.xfail(reason=reason, strict=strict))
+        # strict None: left out, so pytest applies its xfail_strict ini as for its own xfail marker
+        mark = pytest.mark.xfail(reason=reason) if strict is None else pytest.mark.xfail(reason=reason, strict=strict)
+        item.add_marker(mark)
 
 
 # -- reporting ----------------------------------------------------------------------------------
 def _lines(config: pytest.Config) -> list[str]:
     st = state.get_state(config)
     st.header_shown = True
-    return header.header_lines(state.get_selection(config), st.source, config.get_verbosity())
+    sel = state.get_selection(config)
+    # this machine's environment is judged as the doctor judges it, with the probed facts; a
+    # recorded one describes another machine, so nothing here is probed for it
+    checks = None if st.recorded else header.probed_diagnosis(sel.env)
+    return header.header_lines(sel, st.source, config.get_verbosity(), checks)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if state.environment_if_known(config) is None:
-        return []  # decided after collection, only if a test needs it
+        # the environment is decided after collection, only if a test needs it; until then the
+        # checks that need no torch speak (xdist workers print no header)
+        if hasattr(config, "workerinput"):
+            return []
+        checks = header.system_diagnosis()
+        return header.doctor_lines(checks) if checks else []
     return _lines(config)
 
 

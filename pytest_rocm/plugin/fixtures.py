@@ -1,9 +1,12 @@
-"""Fixtures ``rocm_env`` (the Environment) and ``rocm_device`` (the torch.device under test).
+"""The plugin's fixtures: ``rocm_env`` (the Environment), ``rocm_device`` (the torch.device under
+test), and the parity fixtures ``parity`` / ``parity_dtype``.
 
-torch is imported only inside ``rocm_device``. The device fixture skips, naming the cause, when
-there is nothing to run on: torch missing, a CPU or CUDA build on an AMD machine, a plan
-(``--rocm-gfx`` with no device here), or a recorded environment (``--rocm-env``) whose device is
-not really in this machine.
+torch is imported only inside ``rocm_device`` (and assert_parity inside ``parity``). The device
+fixture skips, naming the cause, when there is nothing to run on: torch missing, a CPU or CUDA
+build on an AMD machine, a plan (``--rocm-gfx`` with no device here), or a recorded environment
+(``--rocm-env``) whose device is not really in this machine. ``parity`` applies the test's
+``tolerance`` markers, read from the parsed-marker cache (they are validated at collection with the
+plugin's other markers).
 """
 
 from __future__ import annotations
@@ -15,11 +18,17 @@ import pytest
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import session as state
+from pytest_rocm.plugin.markcache import tolerances_of
+from pytest_rocm.report.outcomes import PARITY_PROPERTY
+
+#: the low-precision dtypes parity_dtype runs a test for
+LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 
 
 @pytest.fixture(scope="session")
 def rocm_env(pytestconfig: pytest.Config) -> Environment:
-    """The session's environment (recorded with --rocm-env, or detected once)."""
+    """The session's environment (recorded with --rocm-env, supplied by a
+    ``pytest_rocm_detect_environment`` hook, or detected once)."""
     return state.get_environment(pytestconfig)
 
 
@@ -66,3 +75,64 @@ def rocm_device(pytestconfig: pytest.Config) -> Any:
         return torch.device(f"cuda:{device.index}")
     torch = _import_torch(f"device {device.index} ({device.gfx})")
     return torch.device(f"cuda:{device.index}")
+
+
+# -- parity ----------------------------------------------------------------------------------------
+class Parity:
+    """``parity(fn, *args, **kw)``: assert_parity on the test's device with its tolerance markers."""
+
+    def __init__(
+        self, request: pytest.FixtureRequest, device: Any, marker: dict[str, dict[str, float]], dtype: str | None
+    ) -> None:
+        self.request = request
+        self.device = device
+        self.marker_tolerances = marker
+        #: the test's parity_dtype, used as ``dtypes`` when a call names none
+        self.dtype = dtype
+
+    def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        from pytest_rocm.parity.check import (
+            DtypeUnsupported,
+            ParityError,
+            assert_parity,
+        )
+
+        kw.setdefault("device", self.device)
+        if self.dtype is not None:
+            kw.setdefault("dtypes", (self.dtype,))
+        if self.marker_tolerances:
+            base = {d: dict(v) for d, v in self.marker_tolerances.items()}
+            for dtype, extra in (kw.get("default_tolerances") or {}).items():
+                base.setdefault(dtype, {}).update(extra)
+            kw["default_tolerances"] = base
+        try:
+            result = assert_parity(fn, *args, **kw)
+        except ParityError as exc:
+            self._record(exc.result)
+            raise
+        except DtypeUnsupported as exc:
+            self._record(exc.result)
+            pytest.skip(
+                f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
+                + "; ".join(exc.dtypes.values())
+            )
+        self._record(result)
+        return result
+
+    def _record(self, result: Any) -> None:
+        records = result.records() if result is not None else []
+        self.request.node.user_properties.append((PARITY_PROPERTY, records))
+
+
+@pytest.fixture
+def parity(request: pytest.FixtureRequest, rocm_device: Any) -> Parity:
+    """assert_parity bound to the device under test (``rocm_device``: skips when there is none) and
+    the test's ``tolerance`` markers; with ``parity_dtype`` in the test, calls default to that dtype."""
+    dtype = request.getfixturevalue("parity_dtype") if "parity_dtype" in request.fixturenames else None
+    return Parity(request, rocm_device, tolerances_of(request.node), dtype)
+
+
+@pytest.fixture(params=LOW_PRECISION_DTYPES, ids=LOW_PRECISION_DTYPES)
+def parity_dtype(request: pytest.FixtureRequest) -> str:
+    """The low-precision dtype name ("float16" or "bfloat16") this instance of the test checks."""
+    return str(request.param)

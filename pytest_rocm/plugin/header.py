@@ -1,24 +1,37 @@
-"""What the session says about its environment: the header line(s), the verbose listing and the
-junit test-suite properties. Pure functions of a :class:`~pytest_rocm.plugin.session.Selection`."""
+"""What the session says about its environment: the header, the verbose listing and the junit
+test-suite properties.
+
+The header is the doctor's problems, each in its one-line form (``rocm: [FAIL] torch-build: ...``,
+the very line ``rocm-compat doctor`` prints), the doctor's summary line, then the ``rocm:`` line.
+The plugin's one ``pytest_report_header`` prints it: ``header_lines`` once the environment is
+known; while it is not, only the doctor's lines from the checks that need no torch
+(``system_diagnosis``: sysfs reads, a few milliseconds), so a failing CI log points at the cause
+before the first failing test does. The functions here build lines; the hook lives in the plugin.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from pytest_rocm.env.model import Environment
 from pytest_rocm.env.render import format_size
-from pytest_rocm.plugin.session import Selection
+from pytest_rocm.plugin.selection import Selection
+
+if TYPE_CHECKING:
+    from pytest_rocm.doctor.checks import Check
 
 PREFIX = "rocm: "
 
 
-def warnings(sel: Selection) -> list[str]:
-    """Facts that predict a broken or misleading run (no kernels for this gfx, an override that
-    hides the silicon, a CUDA/CPU wheel on an AMD machine); shown before the header line.
-    Detection owns the wording (``rocm-compat env`` prints the same lines)."""
-    from pytest_rocm.doctor.warnings import (
-        environment_warnings,  # lazy: keeps plugin import small
-    )
+def doctor_lines(checks: Sequence[Check]) -> list[str]:
+    """The doctor's part of the header: each problem's one-line form, then the summary line that
+    points at ``rocm-compat doctor`` for the fixes; nothing when all is well."""
+    from pytest_rocm.doctor import render  # lazy: keeps plugin import small
 
-    return [f"{PREFIX}WARNING: {line}" for line in environment_warnings(sel.env)]
+    found = [c for c in checks if c.is_problem]
+    summary = render.summary_line(found)
+    return [PREFIX + c.line for c in found] + ([summary] if summary else [])
 
 
 def _device_text(sel: Selection) -> str:
@@ -92,11 +105,48 @@ def verbose_lines(env: Environment) -> list[str]:
     return out
 
 
-def header_lines(sel: Selection, source: str, verbose: int) -> list[str]:
-    lines = [*warnings(sel), header_line(sel, source)]
+def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Check] | None = None) -> list[str]:
+    """The header once the environment is known. ``checks`` default to the doctor's diagnosis of
+    ``sel.env`` without extras (pure: no probe; the checks that need one judge without it)."""
+    if checks is None:
+        from pytest_rocm.doctor.checks import diagnose
+
+        checks = diagnose(sel.env)
+    lines = [*doctor_lines(checks), header_line(sel, source)]
     if verbose > 0:
         lines += verbose_lines(sel.env)
     return lines
+
+
+def probed_diagnosis(env: Environment) -> list[Check]:
+    """The doctor's diagnosis of this machine's environment with the probed extras (the PCI bus,
+    the MIOpen cache folder), as ``rocm-compat doctor`` judges it."""
+    from pytest_rocm.doctor.checks import diagnose
+    from pytest_rocm.doctor.render import probe_extras
+    from pytest_rocm.env.seam import Seam, SysrootError
+
+    try:
+        seam = Seam()
+    except SysrootError:
+        return diagnose(env)
+    return diagnose(env, probe_extras(seam, env))
+
+
+def system_diagnosis() -> list[Check] | None:
+    """The checks that need no torch, on this machine (sysfs, the variables, the PCI bus, the
+    MIOpen cache folder); None when the sysroot is bad (the plugin reports that on its own)."""
+    from pytest_rocm.doctor.checks import diagnose_system
+    from pytest_rocm.doctor.render import probe_extras
+    from pytest_rocm.env.model import VARIABLES
+    from pytest_rocm.env.seam import Seam, SysrootError
+    from pytest_rocm.env.system import detect_system
+
+    try:
+        seam = Seam()
+    except SysrootError:
+        return None
+    env = Environment(system=detect_system(seam), variables={v: seam.getenv(v) for v in VARIABLES})
+    return diagnose_system(env, probe_extras(seam, env))
 
 
 def junit_properties(sel: Selection, source: str) -> list[tuple[str, str]]:

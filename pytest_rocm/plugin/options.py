@@ -75,6 +75,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "the report's column label (default built from backend, torch, rocm and gfx)",
         metavar="TEXT",
     ),
+    OptionSpec(
+        "rocm_scale",
+        "--rocm-scale",
+        "PYTEST_ROCM_SCALE",
+        "shape profile of the suites: ci (smallest shapes that trigger each condition) or full (shapes "
+        "of real model configs); default ci when the device under test is the CPU, full on a GPU",
+        metavar="ci|full",
+    ),
 )
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -139,6 +147,9 @@ class Settings:
     require_gpu_source: str = ""
     report: str | None = None
     label: str | None = None
+    #: "ci" or "full" when given; None: decided from the device under test (plugin/scale.py)
+    scale: str | None = None
+    scale_source: str = ""
 
     @property
     def forced_cpu(self) -> bool:
@@ -163,6 +174,18 @@ def parse_device(text: str) -> str | int:
     if value.startswith("cuda:") and value[5:].isdigit():
         return int(value[5:])
     raise ValueError("expected cpu, cuda or cuda:N (N a device index)")
+
+
+#: the shape profiles of ``--rocm-scale``
+SCALES: tuple[str, ...] = ("ci", "full")
+
+
+def parse_scale(text: str) -> str:
+    """``ci`` / ``full`` (any case); ValueError otherwise."""
+    value = str(text).strip().lower()
+    if value not in SCALES:
+        raise ValueError(f"expected {' or '.join(SCALES)}")
+    return value
 
 
 def parse_bool(value: Any) -> bool:
@@ -201,6 +224,7 @@ def resolve(config: pytest.Config) -> Settings:
     values["require_gpu"] = bool(require)
     values["report"] = raw_value(config, _spec("rocm_report")).value
     values["label"] = raw_value(config, _spec("rocm_label")).value
+    values["scale"], values["scale_source"] = checked("rocm_scale", parse_scale)
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(
@@ -214,6 +238,7 @@ def publish(config: pytest.Config, settings: Settings) -> None:
     ``config.getoption("rocm_report")`` see ini and environment-variable values too."""
     config.option.rocm_report = settings.report
     config.option.rocm_label = settings.label
+    config.option.rocm_scale = settings.scale
     config.option.rocm_require_gpu = settings.require_gpu
     config.option.rocm_gfx = ",".join(settings.gfx) or None
     config.option.rocm_env = str(settings.env_file) if settings.env_file else None

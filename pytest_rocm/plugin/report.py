@@ -16,6 +16,9 @@ import pytest
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin import xdist as isolation
+from pytest_rocm.plugin.markcache import feature_of
+from pytest_rocm.plugin.markspec import MarkerError
+from pytest_rocm.report import files
 from pytest_rocm.report import records as report
 
 
@@ -47,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     if not is_worker(config):
         report_path = Path(path)
-        problem = report.unwritable(report_path)
+        problem = files.unwritable(report_path)
         if problem:
             raise pytest.UsageError(f"--rocm-report {report_path}: cannot write ({problem})")
         config.pluginmanager.register(ReportWriter(config, report_path), "rocm-report-writer")
@@ -60,9 +63,12 @@ class FeatureTagger:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
-            marker = item.get_closest_marker("feature")
-            if marker is not None and marker.args:
-                item.user_properties.append((report.FEATURE_PROPERTY, str(marker.args[0])))
+            try:
+                feature = feature_of(item)  # the parsed-marker cache: validated, parsed once
+            except MarkerError:
+                continue  # the core plugin's collection hook reports it and drops the test
+            if feature:
+                item.user_properties.append((report.FEATURE_PROPERTY, feature))
             seconds = _marker_timeout(item)
             if seconds:
                 item.user_properties.append((report.TIMEOUT_PROPERTY, seconds))
@@ -88,10 +94,11 @@ class ReportWriter:
         self.path = path
         self.pending: dict[str, list[Any]] = {}
         self.started: dict[str, float] = {}
-        self.results: list[dict[str, Any]] = []
-        self.sidecar: report.Sidecar | None = None
+        self.results: list[report.ResultRecord] = []
+        self.sidecar: files.Sidecar | None = None
         self.label = ""
         self.environment: dict[str, Any] = {}
+        self.scale: str | None = None
         self.timeout = _timeout_seconds(config)
 
     @pytest.hookimpl(tryfirst=True)
@@ -102,11 +109,14 @@ class ReportWriter:
         self.environment = report.jsonable(env.to_dict())
         self.created = report.now_iso()
         header = {"label": self.label, "created": self.created, "environment": self.environment, "device": device}
+        from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
+
+        header["scale"] = self.scale = get_scale(self.config)
         self.device = device
         # A report left by an earlier run would outlive this one if it is killed, and be read
         # (by a person, `rocm-compat run`, table or diff) as this run's: only the sidecar may speak.
         self.path.unlink(missing_ok=True)
-        self.sidecar = report.Sidecar(report.sidecar_path(self.path), header)
+        self.sidecar = files.Sidecar(files.sidecar_path(self.path), header)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
@@ -129,11 +139,11 @@ class ReportWriter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for nodeid in list(self.pending):  # interrupted mid-test (Ctrl-C, -x): keep what is known
             self._finish(nodeid)
-        extra: dict[str, Any] = {"device": self.device}
+        extra: dict[str, Any] = {"device": self.device, "scale": self.scale}
         if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail:
             extra["interrupted"] = True  # Ctrl-C, -x, --maxfail: the table marks the column partial
         document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
-        report.write_json(self.path, document)
+        files.write_json(self.path, document)
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
 

@@ -1,4 +1,6 @@
-"""Sizes and versions as the markers read them: ``min_vram("16GiB")``, ``rocm_version(">=6.1")``.
+"""Sizes and versions as the markers read them, and the markers that read them: ``rocm_version``,
+``torch_version``, ``min_vram`` and ``requires`` (each a spec with its parser and decision, listed
+in :data:`pytest_rocm.plugin.marks.SPECS`).
 
 A build counts as its release (``2.7.0.dev20250306+rocm6.3`` and ``2.10.0a0+rocm7.10.0a20251120``
 count as 2.7.0 and 2.10.0), so ``torch_version(">=2.7")`` holds on a 2.7 nightly. A specifier that
@@ -10,9 +12,16 @@ using no marker of ours should not pay for importing it (benchmarks/bench_plugin
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm.env.render import format_size
+from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerSpec
+from pytest_rocm.plugin.selection import device_fact, runtime_version
+from pytest_rocm.report.outcomes import not_installed_reason
+
 if TYPE_CHECKING:
+    from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -105,3 +114,112 @@ def _is_version(text: str) -> bool:
         return True
     except InvalidVersion:
         return False
+
+
+def library_lookup(
+    recorded: dict[str, str | None] | None, installed: Callable[[str], str | None]
+) -> Callable[[str], str | None]:
+    """Version lookup for ``requires``: a recorded environment's libraries when it lists the
+    distribution (decisions follow the recording), else this machine's package metadata."""
+    from packaging.utils import canonicalize_name
+
+    table = {canonicalize_name(k): v for k, v in (recorded or {}).items()}
+
+    def version_of(dist: str) -> str | None:
+        key = canonicalize_name(dist)
+        if key in table:
+            return table[key]
+        return installed(dist)
+
+    return version_of
+
+
+# -- the markers ------------------------------------------------------------------------------------
+def _parse_version(spec: str) -> tuple[Any, ...]:
+    return (parse_specifier(spec), spec.strip())
+
+
+def _version_decider(what: str) -> Callable[[tuple[Any, ...], Context], Decision]:
+    def decide(args: tuple[Any, ...], ctx: Context) -> Decision:
+        spec, spec_text = args
+        version, missing = runtime_version(ctx.sel, what.lower())
+        if version is None:
+            return Decision(skip=f"needs {what} {spec_text}, {missing}")
+        if not satisfies(spec, version):
+            return Decision(skip=f"needs {what} {spec_text}, this is {version}")
+        return RUN
+
+    return decide
+
+
+ROCM_VERSION = MarkerSpec(
+    "rocm_version",
+    _parse_version,
+    _version_decider("ROCm"),
+    "run only where the ROCm version satisfies a PEP 440 specifier ('>=6.1,<6.3').",
+)
+TORCH_VERSION = MarkerSpec(
+    "torch_version",
+    _parse_version,
+    _version_decider("torch"),
+    "run only where the torch version satisfies a PEP 440 specifier; nightlies count as their release.",
+)
+
+
+def _parse_min_vram(size: int | str) -> tuple[Any, ...]:
+    return (parse_size(size),)
+
+
+def _decide_min_vram(args: tuple[Any, ...], ctx: Context) -> Decision:
+    sel, size = ctx.sel, args[0]
+    d = sel.device
+    needs = f"needs {format_size(size)} of GPU memory"
+    if d is None:
+        return Decision(skip=f"{needs}, {sel.no_device}")
+    if d.total_memory is None:
+        return Decision(skip=f"{needs}, {device_fact(sel)} with unknown memory")
+    if d.total_memory < size:
+        return Decision(skip=f"{needs}, device {d.index} has {format_size(d.total_memory)}")
+    return RUN
+
+
+MIN_VRAM = MarkerSpec(
+    "min_vram",
+    _parse_min_vram,
+    _decide_min_vram,
+    "run only where the device has at least that much memory ('16GiB' or bytes).",
+)
+
+
+def _parse_requires(spec: str) -> tuple[Any, ...]:
+    if not isinstance(spec, str):
+        raise ValueError(f"bad requirement {spec!r}: expected a string like 'bitsandbytes>=0.43'")
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise ValueError(f"bad requirement {spec!r}: {exc}") from None
+    return (req,)
+
+
+def _decide_requires(args: tuple[Any, ...], ctx: Context) -> Decision:
+    req: Requirement = args[0]
+    if req.marker is not None and not req.marker.evaluate():
+        return RUN  # the requirement does not apply on this platform
+    installed = ctx.version_of(req.name)
+    if installed is None:
+        return Decision(skip=not_installed_reason(req.name, f"needs {req}"))
+    if req.specifier and not satisfies(req.specifier, installed):
+        return Decision(skip=f"needs {req}, this is {req.name} {installed}")
+    return RUN
+
+
+REQUIRES = MarkerSpec(
+    "requires",
+    _parse_requires,
+    _decide_requires,
+    "run only where a distribution is installed at that version "
+    "('bitsandbytes>=0.43'); absent is the outcome not-installed.",
+    needs_env=False,
+)

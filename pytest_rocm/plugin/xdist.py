@@ -1,4 +1,4 @@
-"""Crash/hang isolation settings and one GPU per pytest-xdist worker.
+"""One GPU per pytest-xdist worker (the isolation options ``-n``/``--timeout``: ``suite_command``).
 
 With ``-n N`` and several devices of the architecture under test, each worker gets its own device
 by restricting the backend's visible-devices variable (``HIP_VISIBLE_DEVICES`` for ROCm,
@@ -20,10 +20,6 @@ from pytest_rocm.env.model import Device, Environment
 
 WORKERINPUT_KEY = "rocm_visible_devices"
 VISIBLE_VARIABLE = {"rocm": "HIP_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
-
-#: what ``rocm-compat run`` adds unless the user passed their own
-DEFAULT_TIMEOUT_S = 900
-DEFAULT_MAX_WORKER_RESTART = 1000
 
 
 def device_pool(env: Environment, primary: Device | None = None) -> list[Device]:
@@ -59,35 +55,6 @@ def assign_visible_devices(
     first = primary.index if primary is not None else pool[0].index
     prefix = [physical(d) for d in env.devices if d.index < first]
     return [{variable: ",".join([*prefix, physical(pool[i % len(pool)])])} for i in range(n_workers)]
-
-
-def isolation_args(user_args: Sequence[str], have_xdist: bool, have_timeout: bool) -> list[str]:
-    """The pytest options ``rocm-compat run`` adds for crash and hang isolation, unless given."""
-
-    def given(*names: str) -> bool:
-        for arg in user_args:
-            for name in names:
-                if arg == name or arg.startswith(name + "="):
-                    return True
-                if len(name) == 2 and arg.startswith(name) and len(arg) > 2:  # -n4
-                    return True
-        return False
-
-    no_xdist = any(a in ("no:xdist", "-pno:xdist") for a in user_args)
-    args: list[str] = []
-    if have_xdist and not no_xdist:
-        if not given("-n", "--numprocesses"):
-            args += ["-n", "auto"]
-        if not given("--max-worker-restart", "--maxworkerrestart"):
-            args += ["--max-worker-restart", str(DEFAULT_MAX_WORKER_RESTART)]
-    if have_timeout:
-        if not given("--timeout"):
-            args += ["--timeout", str(DEFAULT_TIMEOUT_S)]
-        if not given("--timeout-method", "--timeout_method") and have_xdist and not no_xdist:
-            # thread: ends even a hang inside a GPU runtime call (no Python signal handler runs
-            # there); under xdist the worker is replaced and the report records ``timeout``.
-            args += ["--timeout-method", "thread"]
-    return args
 
 
 # -- pytest integration ---------------------------------------------------------------------------

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_rocm.report.load import metric
+from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.records import ReportDocument, ResultRecord
 
-PASSING = ("passed", "xpassed")
-SKIPPING = ("skipped", "not-installed")
+PASSING: tuple[Outcome, ...] = ("passed", "xpassed")
+SKIPPING: tuple[Outcome, ...] = ("skipped", "not-installed")
 #: errors at or below this are noise for the growth check (a float32 result that was exact)
 DEFAULT_FLOOR = 1e-6
 
@@ -23,8 +24,8 @@ DEFAULT_FLOOR = 1e-6
 @dataclass
 class Change:
     feature: str
-    base: str | None
-    candidate: str | None
+    base: Outcome | None
+    candidate: Outcome | None
     reason: str | None = None
 
 
@@ -47,18 +48,18 @@ class Diff:
     added: list[str] = field(default_factory=list)
 
 
-def index(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def index(report: ReportDocument) -> dict[str, ResultRecord]:
     """Records by feature; tests that share a feature name are each told apart by node id (all of
     them, not "all but the first": under xdist the order of results changes from run to run)."""
     counts = Counter(record["feature"] for record in report["results"])
-    by_feature: dict[str, dict[str, Any]] = {}
+    by_feature: dict[str, ResultRecord] = {}
     for record in report["results"]:
         key = record["feature"]
         by_feature[key if counts[key] == 1 else f"{key} ({record['nodeid']})"] = record
     return by_feature
 
 
-def _errors(record: dict[str, Any]) -> dict[tuple[str, str | None], float]:
+def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
     out: dict[tuple[str, str | None], float] = {}
     for entry in record.get("parity") or []:
         value = metric(entry) if isinstance(entry, dict) else None
@@ -69,7 +70,7 @@ def _errors(record: dict[str, Any]) -> dict[tuple[str, str | None], float]:
 
 
 def compare(
-    base: dict[str, Any], candidate: dict[str, Any], factor: float = 10.0, floor: float = DEFAULT_FLOOR
+    base: ReportDocument, candidate: ReportDocument, factor: float = 10.0, floor: float = DEFAULT_FLOOR
 ) -> Diff:
     old, new = index(base), index(candidate)
     diff = Diff(added=sorted(set(new) - set(old)))

@@ -10,8 +10,9 @@ import math
 from html import escape
 from typing import Any
 
+from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
 from pytest_rocm.report.outcomes import OUTCOMES
-from pytest_rocm.report.table import STATUSES, Table, environment_line
+from pytest_rocm.report.table import STATUSES, Row, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
     "passed": ("#c8e6c9", "#1b5e20"),
@@ -25,7 +26,8 @@ COLOURS = {  # background, text
     "not-installed": ("#e3f2fd", "#0d47a1"),
 }
 STATUS_COLOURS = {"works everywhere": "#2e7d32", "partial": "#ef6c00", "broken": "#c62828", "untested": "#757575"}
-DTYPE_COLOURS = {"float16": "#1f77b4", "bfloat16": "#ff7f0e"}
+#: the charted dtypes (the low-precision ones) and their bars' colours
+DTYPE_COLOURS = dict(zip(LOW_PRECISION_DTYPES, ("#1f77b4", "#ff7f0e"), strict=True))
 
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
@@ -66,6 +68,14 @@ SCRIPT = """
 """
 
 
+def _issue_link(row: Row) -> str:
+    """A known-issues row links its public report (seen on, fixed in as the link's title)."""
+    if not row.issue or not row.issue.get("url"):
+        return ""
+    url = str(row.issue["url"])
+    return f' <a class=issue href="{_attr(url)}" title="{_attr(row.issue_text())}">{_attr(issue_name(url))}</a>'
+
+
 def _attr(text: Any) -> str:
     return escape(str(text), quote=True)
 
@@ -77,7 +87,7 @@ def _environments(table: Table) -> str:
         note = ' <span class="note">interrupted run: partial results</span>' if label in table.interrupted else ""
         source = table.sources.get(label, "")
         rows.append(
-            f"<tr><th>{_attr(label)}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>"
+            f"<tr><th>{_attr(table.column(label))}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>"
         )
     return (
         "<table class=envs><thead><tr><th>column</th><th>environment</th><th>report</th></tr></thead><tbody>"
@@ -106,7 +116,8 @@ def _filters(table: Table) -> str:
 def _main_table(table: Table) -> str:
     width = len(table.labels) + 2
     head = "".join(
-        f'<th title="{_attr(environment_line(table.environments[l]))}">{_attr(l)}</th>' for l in table.labels
+        f'<th title="{_attr(environment_line(table.environments[label]))}">{_attr(table.column(label))}</th>'
+        for label in table.labels
     )
     out = [f"<table id=compat><thead><tr><th>feature</th>{head}<th>status</th></tr></thead><tbody>"]
     suite = None
@@ -131,7 +142,8 @@ def _main_table(table: Table) -> str:
         colour = STATUS_COLOURS[row.status]
         out.append(
             f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(set(outcomes)))}">'
-            f'<td>{_attr(row.feature)}</td>{"".join(cells)}<td class=status style="color:{colour}">{row.status}</td></tr>'
+            f"<td>{_attr(row.feature)}{_issue_link(row)}</td>{''.join(cells)}"
+            f'<td class=status style="color:{colour}">{row.status}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
@@ -177,7 +189,7 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
         for dtype, colour in DTYPE_COLOURS.items():
             value = values.get(dtype)
             if value is not None:
-                short = "fp16" if dtype == "float16" else "bf16"
+                short = short_dtype(dtype)
                 width = plot_w if not math.isfinite(value) else max(x_of(value) - left, 1.0) if value > 0 else 0.0
                 text = f"{value:.1e}" if math.isfinite(value) else "non-finite"
                 parts.append(
@@ -188,7 +200,7 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
             y += bar_h
         y += gap
     legend = "".join(
-        f'<rect x="{left + i * 70}" y="4" width="10" height="10" fill="{c}"/><text x="{left + i * 70 + 14}" y="13" font-size="11">{"fp16" if d == "float16" else "bf16"}</text>'
+        f'<rect x="{left + i * 70}" y="4" width="10" height="10" fill="{c}"/><text x="{left + i * 70 + 14}" y="13" font-size="11">{short_dtype(d)}</text>'
         for i, (d, c) in enumerate(DTYPE_COLOURS.items())
     )
     parts.append(legend + "</svg>")

@@ -5,18 +5,13 @@ sidecar of an interrupted run, validated, with one-line errors naming the file a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.outcomes import OUTCOMES
-from pytest_rocm.report.records import (
-    SCHEMA,
-    SIDECAR_SCHEMA,
-    assemble,
-    sidecar_path,
-    suite_of,
-)
+from pytest_rocm.report.records import SCHEMA, SIDECAR_SCHEMA, ReportDocument, assemble, suite_of, summarize
 
 
 class ReportError(ValueError):
@@ -51,8 +46,12 @@ def _parse(text: str, where: str) -> Any:
         raise ReportError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
 
 
-def validate(data: Any, where: str) -> dict[str, Any]:
-    """Check the shape table and diff rely on; raise ReportError naming ``where`` and the field."""
+def validate(data: Any, where: str) -> ReportDocument:
+    """Check the shape table and diff rely on; raise ReportError naming ``where`` and the field.
+
+    What a ``ReportDocument`` requires and the file may lack is filled in: a record's ``suite``
+    (from its node id), ``reason`` and ``parity``; the report's ``environment`` and ``summary``.
+    """
     if not isinstance(data, dict):
         raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
     if "schema" not in data:
@@ -81,10 +80,13 @@ def validate(data: Any, where: str) -> dict[str, Any]:
         record.setdefault("suite", suite_of(record["nodeid"]))
         record.setdefault("reason", None)
         record.setdefault("parity", [])
-    return data
+    data.setdefault("environment", {})
+    if not isinstance(data.get("summary"), dict):
+        data["summary"] = summarize(results)
+    return cast("ReportDocument", data)
 
 
-def from_sidecar(text: str, where: str) -> dict[str, Any]:
+def from_sidecar(text: str, where: str) -> ReportDocument:
     """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error."""
     lines = text.split("\n")
     complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
@@ -105,7 +107,7 @@ def from_sidecar(text: str, where: str) -> dict[str, Any]:
     return validate(document, where)
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
+def load_report(path: str | Path) -> ReportDocument:
     """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated."""
     path = Path(path)
     text = _read_text(path)
@@ -114,9 +116,9 @@ def load_report(path: str | Path) -> dict[str, Any]:
     return validate(_parse(text, str(path)), str(path))
 
 
-def load_reports(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+def load_reports(paths: Sequence[str | Path]) -> list[ReportDocument]:
     """Several reports for one table or diff; two with the same label is an error."""
-    reports: list[dict[str, Any]] = []
+    reports: list[ReportDocument] = []
     seen: dict[str, str] = {}
     for path in paths:
         report = load_report(path)
@@ -130,7 +132,7 @@ def load_reports(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     return reports
 
 
-def metric(record: dict[str, Any]) -> float | None:
+def metric(record: Mapping[str, Any]) -> float | None:
     """The error figure of a parity record: normwise when measured, else the elementwise max_rel."""
     for key in ("normwise", "max_rel"):
         value = record.get(key)

@@ -2,15 +2,20 @@
 
 A test skipped because a library is absent is the outcome ``not-installed``, not ``skipped``:
 the report recognises it by the reason's prefix, so anything that skips for that cause (the
-``requires`` marker, a suite's own check) must build its reason with :func:`not_installed_reason`.
+``requires`` marker, a suite's own check) must build its reason with :func:`not_installed_reason`
+(or skip with ``pytest_rocm.skip_not_installed``: the skip needs pytest, which report/ never imports).
 """
 
 from __future__ import annotations
 
-from importlib import metadata
-from typing import NoReturn
+from typing import Literal, get_args
 
-OUTCOMES: tuple[str, ...] = (
+# the one reader of distribution versions lives with the rest of the machine's I/O; here for the
+# callers that skip on what it finds (the ``requires`` marker, the suites)
+from pytest_rocm.env.seam import distribution_version as distribution_version
+
+#: what happened to one test (docs/report.md, "outcome")
+Outcome = Literal[
     "passed",
     "failed",
     "error",
@@ -20,12 +25,14 @@ OUTCOMES: tuple[str, ...] = (
     "not-installed",
     "crashed",
     "timeout",
-)
+]
+#: the same, as a tuple in this order (the order of a report's ``summary``)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 NOT_INSTALLED_PREFIX = "not installed: "
 
 #: user_properties keys through which tests hand data to the report
-PARITY_PROPERTY = "rocm_parity"  # value: list of parity record dicts (DESIGN.md report schema)
+PARITY_PROPERTY = "rocm_parity"  # value: list of parity record dicts (docs/design.md, report/1)
 INFO_PROPERTY = "rocm_info"  # value: dict of facts (library version, backend that ran...)
 
 
@@ -40,17 +47,3 @@ def is_not_installed(reason: str | None) -> bool:
     # pytest prefixes skip reasons with "Skipped: " in some places
     text = reason.removeprefix("Skipped: ")
     return text.startswith(NOT_INSTALLED_PREFIX)
-
-
-def distribution_version(dist: str) -> str | None:
-    """Installed version of a distribution from its metadata (never imports it)."""
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def skip_not_installed(dist: str, detail: str = "") -> NoReturn:
-    import pytest
-
-    pytest.skip(not_installed_reason(dist, detail))

@@ -1,31 +1,31 @@
-"""The compatibility report (schema ``pytest-rocm/report/1``): records, sidecar, final JSON.
+"""The compatibility report (schema ``pytest-rocm/report/1``): its shape and its records.
 
 Pure functions over pytest's TestReport objects (or anything with the same attributes), so the
-hooks in ``report_plugin`` stay thin and everything here is testable without running pytest.
-
-Durability: each finished test is appended to a JSON-lines *sidecar* (flushed and fsynced), so a
-run killed with SIGKILL keeps every finished result. Reading reports back (validation, sidecars)
-is ``report_load``.
+hooks in ``plugin/report`` stay thin and everything here is testable without running pytest.
+Writing the files (the sidecar, the final JSON) is ``report.files``; reading them back
+(validation, sidecars) is ``report.load``.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pytest_rocm.env.model import Environment
 from pytest_rocm.report.outcomes import (
     INFO_PROPERTY,
     OUTCOMES,
     PARITY_PROPERTY,
+    Outcome,
     is_not_installed,
 )
+
+if TYPE_CHECKING:  # the type only: report/ does not import parity/
+    from pytest_rocm.parity.result import FailureKind
 
 SCHEMA = "pytest-rocm/report/1"
 SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
@@ -36,8 +36,69 @@ FEATURE_PROPERTY = "rocm_feature"
 TIMEOUT_PROPERTY = "rocm_timeout"
 SUITE_FOLDERS = ("suites", "_suites")
 MAX_REASON = 400
-_TIMEOUT_RE = re.compile(r"Timeout \(>[0-9.]+s\) from pytest-timeout")
+#: a hang ended by pytest-timeout, or by a suite's own watchdog that says so the same way
+#: (``Timeout (>144s) from the distributed watchdog: ...``, ``... in the known-issue child: ...``)
+_TIMEOUT_RE = re.compile(
+    r"Timeout \(>[0-9.]+s\) (?:from pytest-timeout|from the distributed watchdog|in the known-issue child)"
+)
 _XDIST_CRASH_RE = re.compile(r"worker '?[\w-]+'? crashed while running")
+
+
+# -- the shape of a report (docs/design.md, report/1) -------------------------------------------
+class ParityRecord(TypedDict, total=False):
+    """One comparison of a test's parity records. ``dtype, max_abs, max_rel, normwise, rtol, atol,
+    ok`` are the contract; ``parity.result.Comparison.record`` adds the rest, and a test's own
+    ``record_property("rocm_parity", ...)`` may hold fewer keys or others. Non-finite numbers are
+    the strings ``"inf"``/``"nan"``."""
+
+    dtype: str
+    max_abs: float | str | None
+    max_rel: float | str | None
+    normwise: float | str | None
+    rtol: float | None
+    atol: float | None
+    ok: bool
+    name: str
+    kind: FailureKind | None
+    n_bad: int
+    mode: str
+    normwise_tol: float | None
+    numel: int
+
+
+class _RecordKeys(TypedDict):
+    nodeid: str
+    feature: str
+    suite: str
+    outcome: Outcome
+    reason: str | None
+    parity: list[ParityRecord]
+
+
+class ResultRecord(_RecordKeys, total=False):
+    """One test's record (``build_record``; ``report.load`` guarantees the keys above these)."""
+
+    duration: float
+    info: dict[str, Any]
+
+
+class _DocumentKeys(TypedDict):
+    schema: str
+    label: str
+    environment: dict[str, Any]  # environment/1 (``Environment.to_dict``), ``{}`` when unknown
+    results: list[ResultRecord]
+    summary: dict[str, int]  # each outcome's count, and "total"
+
+
+class ReportDocument(_DocumentKeys, total=False):
+    """A report (``assemble``; ``report.load`` returns one, validated). Readers ignore keys they do
+    not know; these are the ones this package writes beside the required ones."""
+
+    created: str
+    device: str | None
+    scale: str | None
+    interrupted: bool
+    dropped_partial_line: bool
 
 
 # -- feature names --------------------------------------------------------------------------
@@ -89,14 +150,14 @@ def reason_of(report: Any) -> str:
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
 
 
-def _skip_outcome(report: Any) -> tuple[str, str | None]:
+def _skip_outcome(report: Any) -> tuple[Outcome, str | None]:
     if hasattr(report, "wasxfail"):
         return "xfailed", report.wasxfail or None
     reason = reason_of(report)
     return ("not-installed" if is_not_installed(reason) else "skipped"), reason or None
 
 
-def _failure_outcome(report: Any, fallback: str) -> tuple[str, str | None]:
+def _failure_outcome(report: Any, fallback: Outcome) -> tuple[Outcome, str | None]:
     text = _longrepr_text(report)
     match = _TIMEOUT_RE.search(text)
     if match:
@@ -110,7 +171,7 @@ def _failure_outcome(report: Any, fallback: str) -> tuple[str, str | None]:
 
 def outcome_of(
     phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
-) -> tuple[str, str | None]:
+) -> tuple[Outcome, str | None]:
     """Map one test's phase reports (setup, call, teardown, or xdist's crash report) to an outcome.
 
     A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
@@ -147,7 +208,7 @@ def _properties(phases: Sequence[Any]) -> list[tuple[str, Any]]:
     # In-process all phases share item.user_properties; under xdist each phase carries a copy
     # taken when it ended. Properties only grow, so the longest list has them all.
     longest = max((list(getattr(p, "user_properties", []) or []) for p in phases), key=len, default=[])
-    return [tuple(p) for p in longest if isinstance(p, (tuple, list)) and len(p) == 2]  # type: ignore[misc]
+    return [(p[0], p[1]) for p in longest if isinstance(p, (tuple, list)) and len(p) == 2]
 
 
 def jsonable(value: Any) -> Any:
@@ -170,7 +231,7 @@ def jsonable(value: Any) -> Any:
 
 def build_record(
     nodeid: str, phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
-) -> dict[str, Any]:
+) -> ResultRecord:
     """The report record of one test from its phase reports."""
     parity: list[Any] = []
     info: dict[str, Any] = {}
@@ -200,8 +261,8 @@ def build_record(
     }
 
 
-def summarize(results: Iterable[dict[str, Any]]) -> dict[str, int]:
-    summary = dict.fromkeys(OUTCOMES, 0)
+def summarize(results: Iterable[ResultRecord]) -> dict[str, int]:
+    summary: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     total = 0
     for record in results:
         summary[record["outcome"]] = summary.get(record["outcome"], 0) + 1
@@ -215,21 +276,28 @@ def now_iso() -> str:
 
 
 def assemble(
-    label: str, environment: dict[str, Any], results: list[dict[str, Any]], created: str | None = None, **extra: Any
-) -> dict[str, Any]:
-    """The final report document of DESIGN.md."""
-    report = {"schema": SCHEMA, "label": label, "created": created or now_iso(), "environment": environment}
-    report.update(extra)
+    label: str, environment: dict[str, Any], results: list[ResultRecord], created: str | None = None, **extra: Any
+) -> ReportDocument:
+    """The final report document of docs/design.md (``extra``: ``device``, ``scale``, ``interrupted``...)."""
+    report: dict[str, Any] = {"schema": SCHEMA, "label": label, "created": created or now_iso()}
+    report["environment"] = environment
+    report.update(extra)  # before the results: a reader of the file sees them first
     report["results"] = results
     report["summary"] = summarize(results)
-    return report
+    return cast("ReportDocument", report)
+
+
+def scale_of(document: ReportDocument) -> str | None:
+    """The report's scale profile (``"ci"``/``"full"``, ``--rocm-scale``); None in reports older than it."""
+    value = document.get("scale")
+    return value if isinstance(value, str) and value else None
 
 
 def default_label(env: Environment, device: str | None = None) -> str:
     """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run."""
     on_cpu = device == "cpu" or not env.devices or env.backend == "cpu"
     backend = "cpu" if on_cpu else env.backend
-    parts = [backend]
+    parts: list[str] = [backend]
     if env.torch:
         parts.append("torch" + env.torch.split("+", 1)[0])
     if on_cpu:
@@ -247,60 +315,3 @@ def default_label(env: Environment, device: str | None = None) -> str:
 def slug(label: str) -> str:
     """A file name for a label: ``rocm-torch2.6.0-rocm6.2.4-gfx1100``."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", label).strip("-.") or "report"
-
-
-# -- files: sidecar, final JSON ------------------------------------------------------------------
-def sidecar_path(report_path: str | Path) -> Path:
-    path = Path(report_path)
-    return path.with_name(path.name + ".partial.jsonl")
-
-
-class Sidecar:
-    """Append-only JSON lines: a header, then one record per finished test, each made durable."""
-
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: TextIO | None = open(path, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
-        self._write({"schema": SIDECAR_SCHEMA, **header})
-
-    def _write(self, obj: dict[str, Any]) -> None:
-        assert self._file is not None
-        self._file.write(json.dumps(obj, allow_nan=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def append(self, record: dict[str, Any]) -> None:
-        self._write(record)
-
-    def close(self, remove: bool = False) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if remove:
-            self.path.unlink(missing_ok=True)
-
-
-def unwritable(path: Path) -> str | None:
-    """Why the report and its sidecar cannot be written there (checked before any test runs)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe = path.with_name(path.name + ".probe")
-        with open(probe, "w", encoding="utf-8"):
-            pass
-        probe.unlink()
-    except FileExistsError as exc:  # mkdir met a file where a folder must be
-        return f"{exc.filename} is a file, not a folder"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if path.is_dir():
-        return "is a directory"
-    return None
-
-
-def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Write atomically (temporary file, then rename) so a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -9,31 +9,46 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
+from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.load import ReportError, metric
+from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
 
 #: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
-GOOD = ("passed", "xpassed")
-BAD = ("failed", "error", "crashed", "timeout", "xfailed")
+GOOD: tuple[Outcome, ...] = ("passed", "xpassed")
+BAD: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout", "xfailed")
 #: when one feature has several tests in one report, the cell shows the worst
-SEVERITY = ("crashed", "timeout", "error", "failed", "xfailed", "xpassed", "passed", "not-installed", "skipped")
+SEVERITY: tuple[Outcome, ...] = (
+    "crashed",
+    "timeout",
+    "error",
+    "failed",
+    "xfailed",
+    "xpassed",
+    "passed",
+    "not-installed",
+    "skipped",
+)
 SUITE_ORDER = ("operators", "libraries", "models")
-STATUSES = ("works everywhere", "partial", "broken", "untested")
-DTYPE_SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
+#: a row's combined status over its columns
+Status = Literal["works everywhere", "partial", "broken", "untested"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 
 
 @dataclass
 class Cell:
-    outcome: str
+    outcome: Outcome
     reason: str | None = None
     #: worst error figure per dtype (normwise, else max_rel)
     errors: dict[str, float] = field(default_factory=dict)
 
     def figure(self) -> str:
-        return " ".join(f"{DTYPE_SHORT.get(d, d)} {v:.1e}" for d, v in self.errors.items())
+        return " ".join(f"{short_dtype(d)} {v:.1e}" for d, v in self.errors.items())
 
     def text(self) -> str:
         figure = self.figure()
@@ -45,7 +60,30 @@ class Row:
     suite: str
     feature: str
     cells: dict[str, Cell | None]
-    status: str
+    status: Status
+    #: the public bug report a known-issues row reproduces (its ``info["issue"]``: url, seen_on,
+    #: fixed_in, ...), None for other rows
+    issue: dict[str, Any] | None = None
+
+    def issue_text(self) -> str:
+        """``pytorch/pytorch#189849; seen on gfx1151, torch 2.14.0a0; fixed in: not stated``"""
+        if not self.issue:
+            return ""
+        url = str(self.issue.get("url") or "")
+        seen = self.issue.get("seen_on")
+        if isinstance(seen, dict):
+            seen = ", ".join(f"{k} {v}" for k, v in seen.items() if v)
+        return (
+            f"{issue_name(url)}; seen on {seen or 'not stated'}; fixed in {self.issue.get('fixed_in') or 'not stated'}"
+        )
+
+
+def issue_name(url: str) -> str:
+    """``https://github.com/pytorch/pytorch/issues/189849`` -> ``pytorch/pytorch#189849``."""
+    parts = url.rstrip("/").split("/")
+    if len(parts) >= 7 and parts[2] == "github.com" and parts[5] in ("issues", "pull"):
+        return f"{parts[3]}/{parts[4]}#{parts[6]}"
+    return url
 
 
 @dataclass
@@ -55,9 +93,16 @@ class Table:
     rows: list[Row]
     sources: dict[str, str] = field(default_factory=dict)
     interrupted: list[str] = field(default_factory=list)
+    #: each label's scale profile (``ci``/``full``), None for reports older than ``--rocm-scale``
+    scales: dict[str, str | None] = field(default_factory=dict)
+
+    def column(self, label: str) -> str:
+        """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)."""
+        scale = self.scales.get(label)
+        return f"{label} [{scale}]" if scale else label
 
 
-def worst_errors(parity: list[dict[str, Any]]) -> dict[str, float]:
+def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
     errors: dict[str, float] = {}
     for record in parity:
         value = metric(record) if isinstance(record, dict) else None
@@ -68,7 +113,7 @@ def worst_errors(parity: list[dict[str, Any]]) -> dict[str, float]:
     return errors
 
 
-def _merge(cell: Cell | None, record: dict[str, Any]) -> Cell:
+def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     new = Cell(record["outcome"], record.get("reason"), worst_errors(record.get("parity") or []))
     if cell is None:
         return new
@@ -79,7 +124,7 @@ def _merge(cell: Cell | None, record: dict[str, Any]) -> Cell:
     return cell
 
 
-def row_status(cells: list[Cell | None]) -> str:
+def row_status(cells: list[Cell | None]) -> Status:
     tested = [c for c in cells if c is not None and (c.outcome in GOOD or c.outcome in BAD)]
     if not tested:
         return "untested"
@@ -90,27 +135,35 @@ def row_status(cells: list[Cell | None]) -> str:
     return "partial"
 
 
-def build_table(reports: list[dict[str, Any]], sources: list[str] | None = None) -> Table:
+def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = None) -> Table:
     labels = [r["label"] for r in reports]
     grid: dict[tuple[str, str], dict[str, Cell | None]] = {}
+    issues: dict[tuple[str, str], dict[str, Any]] = {}
     for report in reports:
         for record in report["results"]:
             key = (record.get("suite") or "", record["feature"])
             cells = grid.setdefault(key, dict.fromkeys(labels))
             cells[report["label"]] = _merge(cells[report["label"]], record)
+            issue = (record.get("info") or {}).get("issue")
+            if isinstance(issue, dict) and key not in issues:
+                issues[key] = issue
 
     def order(key: tuple[str, str]) -> tuple[int, str, str]:
         suite, feature = key
         rank = SUITE_ORDER.index(suite) if suite in SUITE_ORDER else len(SUITE_ORDER)
         return rank, suite, feature
 
-    rows = [Row(s, f, grid[(s, f)], row_status(list(grid[(s, f)].values()))) for s, f in sorted(grid, key=order)]
+    rows = [
+        Row(s, f, grid[(s, f)], row_status(list(grid[(s, f)].values())), issues.get((s, f)))
+        for s, f in sorted(grid, key=order)
+    ]
     return Table(
         labels=labels,
         environments={r["label"]: r.get("environment") or {} for r in reports},
         rows=rows,
         sources=dict(zip(labels, sources or [], strict=False)),
         interrupted=[r["label"] for r in reports if r.get("interrupted")],
+        scales={r["label"]: scale_of(r) for r in reports},
     )
 
 
@@ -142,7 +195,9 @@ def render_markdown(table: Table) -> str:
     out = ["# Compatibility table", ""]
     for label in table.labels:
         note = " (interrupted run: partial results)" if label in table.interrupted else ""
-        out.append(f"- **{_md_escape(label)}**: {_md_escape(environment_line(table.environments[label]))}{note}")
+        out.append(
+            f"- **{_md_escape(table.column(label))}**: {_md_escape(environment_line(table.environments[label]))}{note}"
+        )
     counts = {s: sum(1 for r in table.rows if r.status == s) for s in STATUSES}
     out += ["", "Rows: " + ", ".join(f"{n} {s}" for s, n in counts.items()), ""]
     suite = None
@@ -150,10 +205,15 @@ def render_markdown(table: Table) -> str:
         if row.suite != suite:
             suite = row.suite
             out += ["", f"## {suite or '(no suite)'}", ""]
-            out.append("| feature | " + " | ".join(_md_escape(label) for label in table.labels) + " | status |")
+            out.append(
+                "| feature | " + " | ".join(_md_escape(table.column(label)) for label in table.labels) + " | status |"
+            )
             out.append("|---" * (len(table.labels) + 2) + "|")
         cells = [_md_escape(c.text()) if c else "—" for c in row.cells.values()]
-        out.append(f"| {_md_escape(row.feature)} | " + " | ".join(cells) + f" | {row.status} |")
+        feature = _md_escape(row.feature)
+        if row.issue:
+            feature += f" ([{_md_escape(row.issue_text())}]({row.issue.get('url', '')}))"
+        out.append(f"| {feature} | " + " | ".join(cells) + f" | {row.status} |")
     return "\n".join(out) + "\n"
 
 
@@ -163,23 +223,16 @@ def render_csv(table: Table) -> str:
     header = ["suite", "feature", "status"]
     for label in table.labels:
         header += [label, f"{label} parity", f"{label} reason"]
-    writer.writerow(header)
+    writer.writerow([*header, "issue url", "seen on", "fixed in"])
     for row in table.rows:
         line = [row.suite, row.feature, row.status]
         for cell in row.cells.values():
             line += [cell.outcome, cell.figure(), cell.reason or ""] if cell else ["", "", ""]
-        writer.writerow(line)
+        issue = row.issue or {}
+        seen = issue.get("seen_on")
+        seen_text = ", ".join(f"{k} {v}" for k, v in seen.items() if v) if isinstance(seen, dict) else seen or ""
+        writer.writerow([*line, issue.get("url") or "", seen_text, issue.get("fixed_in") or ""])
     return buffer.getvalue()
-
-
-def render(table: Table, fmt: str) -> str:
-    if fmt == "csv":
-        return render_csv(table)
-    if fmt == "html":
-        from pytest_rocm.report.html import render_html
-
-        return render_html(table)
-    return render_markdown(table)
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -15,6 +15,7 @@ import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -95,7 +96,9 @@ def iter_archive(
 ) -> Iterator[Member]:
     """Members of a zip/wheel or tar archive. Raises BadTarget when it is not a readable archive."""
     budget = budget or Budget(limits.total_bytes)
-    source: BinaryIO = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else open(data_or_path, "rb")
+    source: BinaryIO = (
+        io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else open(data_or_path, "rb")  # noqa: SIM115 (closed below)
+    )
     try:
         head = source.read(6)
         source.seek(0)
@@ -162,7 +165,7 @@ def _iter_zip(
                     with zf.open(info) as fh:
                         member.data = fh.read(_IN_MEMORY_BINARY + 1)
                 else:
-                    member.opener = lambda info=info: zf.open(info)  # seekable; read lazily
+                    member.opener = partial(zf.open, info)  # seekable; read lazily
                 yield member
                 continue
             cap = limits.nested_bytes if kind == ARCHIVE else limits.member_bytes
@@ -211,7 +214,7 @@ def _iter_tar(
     stream = io.BufferedReader(_LimitedReader(_decompressor(source, head), budget), 1 << 20)
     try:
         # stream mode: members one after the other, nothing seeks back, nothing is extracted
-        tf = tarfile.open(fileobj=stream, mode="r|")
+        tf = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 (entered below, once it opened)
     except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise BadTarget(f"not a readable archive: {exc}") from None
     except _TooLarge:
@@ -230,10 +233,8 @@ def _iter_tar(
                     notes.append(safety_finding("unsafe-path", path, why))
                     continue
                 if info.issym() or info.islnk():
-                    if (
-                        (info.issym()
-                        and link_escapes(name, info.linkname))
-                        or (info.islnk() and unsafe_name(info.linkname))
+                    if (info.issym() and link_escapes(name, info.linkname)) or (
+                        info.islnk() and unsafe_name(info.linkname)
                     ):
                         notes.append(safety_finding("unsafe-link", path, f"-> {info.linkname}"))
                     continue

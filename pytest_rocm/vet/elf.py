@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import IO
 
 ELF_MAGIC = b"\x7fELF"
 _DT_NULL, _DT_NEEDED = 0, 1
@@ -28,7 +28,7 @@ class ElfError(ValueError):
     pass
 
 
-def _read_at(f: BinaryIO, offset: int, size: int) -> bytes:
+def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
     if size < 0 or size > _MAX_TABLE_BYTES:
         raise ElfError(f"table of {size} bytes at {offset}")
     f.seek(offset)
@@ -43,7 +43,7 @@ def _cstr(table: bytes, offset: int) -> str:
     return table[offset : end if end >= 0 else len(table)].decode("utf-8", "replace")
 
 
-def read_elf(f: BinaryIO) -> ElfInfo | None:
+def read_elf(f: IO[bytes]) -> ElfInfo | None:
     """DT_NEEDED entries and section names of an ELF file; None when it is not ELF.
     ``f`` must be seekable. Raises ElfError on a corrupt header."""
     f.seek(0)

@@ -18,11 +18,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.env.seam import distribution_version
+from pytest_rocm.report.outcomes import Outcome, not_installed_reason
+
+if TYPE_CHECKING:
+    from pytest_rocm.report.records import ResultRecord
 
 #: runs in the child: imports one module, prints a JSON line of facts about it
 _PROBE = r"""
@@ -46,8 +49,8 @@ def normalize(name: str) -> str:
 
 
 def record(
-    dist: str, check: str, outcome: str, reason: str | None, duration: float, info: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    dist: str, check: str, outcome: Outcome, reason: str | None, duration: float, info: dict[str, Any] | None = None
+) -> ResultRecord:
     return {
         "nodeid": f"vet::{dist}::{check}",
         "feature": f"vet/{dist}/{check}",
@@ -71,7 +74,7 @@ def _last_error_line(stderr: str) -> str:
     return lines[-1][:400] if lines else "no message"
 
 
-def import_check(dist: str, module: str, timeout: float) -> dict[str, Any]:
+def import_check(dist: str, module: str, timeout: float) -> ResultRecord:
     """Import ``module`` in a child process; the record of how that went."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
@@ -151,35 +154,21 @@ def _on_cpu() -> bool:
         return True
 
 
-def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[dict[str, Any]]:
+def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[ResultRecord]:
     """Run one library suite in its own pytest process; its report records."""
+    from pytest_rocm.report.files import sidecar_path
     from pytest_rocm.report.load import ReportError, load_report
-    from pytest_rocm.report.records import sidecar_path
+    from pytest_rocm.suite_command import suite_command
 
     suites = suite.parent.parent
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-suite-") as tmp:
         report = Path(tmp) / "report.json"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(suite),
-            "--rootdir",
-            str(suites),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--rocm-report",
-            str(report),
-            "--rocm-label",
-            "vet",
-        ]
-        if (suites / "pytest.ini").is_file():
-            command += ["-c", str(suites / "pytest.ini")]
         device = device or ("cpu" if _on_cpu() else None)
-        if device:
-            command.append(f"--rocm-device={device}")
+        # no isolation: the whole process is one check, with its own timeout and crash handling
+        command = suite_command(
+            suites, report, "vet", device=device, targets=[suite], isolation=False, user_args=["-q"]
+        )
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
@@ -196,7 +185,7 @@ def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> l
         try:
             results = list(load_report(source)["results"])
         except (ReportError, OSError) as exc:
-            outcome = "crashed" if proc.returncode < 0 else "error"
+            outcome: Outcome = "crashed" if proc.returncode < 0 else "error"
             return [
                 record(
                     dist,
@@ -220,9 +209,8 @@ def live_check(
     suites: Path | None = None,
 ) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records."""
-    try:
-        version = metadata.version(dist)
-    except metadata.PackageNotFoundError:
+    version = distribution_version(dist)
+    if version is None:
         rec = record(
             dist, "import", "not-installed", not_installed_reason(dist, "install it here to run the live check"), 0.0
         )

@@ -16,6 +16,10 @@ the verdict makes of it:
 
 Deliberately absent: ``torch.cuda.*`` (``is_available``, ``.cuda()``, ``device="cuda"``), which
 PyTorch's ROCm builds serve through HIP, so it is not CUDA-only.
+
+Why this module is long: ``RULES`` is a table (about 600 of its lines, one ``Rule`` per entry,
+each with its message), kept next to the ``Rule`` type so a rule and its fields read together;
+the code around it is about 150 lines.
 """
 
 from __future__ import annotations
@@ -23,17 +27,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Final, Literal, get_args
 
 # file kinds ----------------------------------------------------------------------------------
-CUDA_SRC = "cuda-source"  # .cu .cuh
-NATIVE = "native-source"  # C/C++/HIP sources and headers
-PYTHON = "python"
-BUILD = "build"  # setup.py, CMake, Makefile, pyproject.toml ...
-METADATA = "metadata"  # METADATA / PKG-INFO
-WHEEL = "wheel-info"  # a wheel's WHEEL file (tags)
-REQUIREMENTS = "requirements"  # requirements*.txt, egg-info requires.txt
-BINARY = "binary"  # .so .pyd .dylib ... and device code files
-ARCHIVE = "archive"  # a nested archive
+FileKind = Literal[
+    "cuda-source", "native-source", "python", "build", "metadata", "wheel-info", "requirements", "binary", "archive"
+]
+CUDA_SRC: Final = "cuda-source"  # .cu .cuh
+NATIVE: Final = "native-source"  # C/C++/HIP sources and headers
+PYTHON: Final = "python"
+BUILD: Final = "build"  # setup.py, CMake, Makefile, pyproject.toml ...
+METADATA: Final = "metadata"  # METADATA / PKG-INFO
+WHEEL: Final = "wheel-info"  # a wheel's WHEEL file (tags)
+REQUIREMENTS: Final = "requirements"  # requirements*.txt, egg-info requires.txt
+BINARY: Final = "binary"  # .so .pyd .dylib ... and device code files
+ARCHIVE: Final = "archive"  # a nested archive
 
 _NATIVE_SUFFIXES = {
     ".c",
@@ -69,7 +77,7 @@ _BINARY_SUFFIXES = {".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".cubin", ".fat
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
 
-def kind_of(path: str) -> str | None:
+def kind_of(path: str) -> FileKind | None:
     """The kind of a file from its name; None for files the scan ignores (docs, data, .pyc)."""
     p = PurePosixPath(path)
     name = p.name.lower()
@@ -96,20 +104,33 @@ def kind_of(path: str) -> str | None:
 
 
 # rules ---------------------------------------------------------------------------------------
-TEXT, PATH, NEEDED, SECTION = "text", "path", "needed", "section"
-SEVERITIES = ("error", "warning", "info")
+#: what a rule looks at: a line of text, a member's path, an ELF NEEDED library, an ELF section;
+#: ``safety``: what the readers report about members they refuse to read
+Subject = Literal["text", "path", "needed", "section", "safety"]
+TEXT: Final = "text"
+PATH: Final = "path"
+NEEDED: Final = "needed"
+SECTION: Final = "section"
+#: which way a finding points
+Side = Literal["cuda", "rocm", "ecosystem", "torch", "dependency", "safety"]
+#: how much the verdict makes of a finding (the module docstring)
+Tier = Literal["core", "source", "caveat", "aware", "mention", "usage", "safety"]
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+#: where a finding sits: "comment" (in a comment or docstring), "optional" (an extra's requirement)
+Context = Literal["", "comment", "optional"]
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    subject: str
+    subject: Subject
     pattern: str
-    side: str  # cuda | rocm | ecosystem | torch | dependency
-    tier: str  # core | source | caveat | aware | mention | usage
-    severity: str  # error | warning | info (a match in a comment is always info)
+    side: Side
+    tier: Tier
+    severity: Severity  # a match in a comment is always info
     message: str
-    kinds: frozenset[str] = field(default_factory=frozenset)  # empty: any kind
+    kinds: frozenset[FileKind] = field(default_factory=frozenset)  # empty: any kind
     #: no finding when this also matches somewhere in the same file (a HIP branch next to a
     #: CUDA check)
     unless_in_file: str | None = None
@@ -139,7 +160,7 @@ def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
     return _CACHE[key]
 
 
-def _k(*kinds: str) -> frozenset[str]:
+def _k(*kinds: FileKind) -> frozenset[FileKind]:
     return frozenset(kinds)
 
 
@@ -730,7 +751,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 #: what the readers of archives and folders report about members they refuse to read
-SAFETY = "safety"
+SAFETY: Final = "safety"
 SAFETY_RULES: tuple[Rule, ...] = (
     Rule(
         "unsafe-path",
@@ -807,9 +828,9 @@ class Finding:
     path: str
     line: int | None
     text: str
-    severity: str
+    severity: Severity
     #: "comment" (in a comment or docstring), "optional" (an extra's requirement) or ""
-    context: str = ""
+    context: Context = ""
 
     @property
     def spec(self) -> Rule:

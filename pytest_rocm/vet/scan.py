@@ -27,8 +27,12 @@ from pytest_rocm.vet.rules import (
     RULES,
     SECTION,
     TEXT,
+    Context,
+    FileKind,
     Finding,
     Rule,
+    Severity,
+    Subject,
     safety_finding,
 )
 from pytest_rocm.vet.target import Member, Target
@@ -61,9 +65,9 @@ class _RuleIndex:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules = tuple(rules)
-        self._cache: dict[tuple[str, str | None], list[Rule]] = {}
+        self._cache: dict[tuple[Subject, FileKind | None], list[Rule]] = {}
 
-    def by_subject(self, subject: str, kind: str | None) -> list[Rule]:
+    def by_subject(self, subject: Subject, kind: FileKind | None) -> list[Rule]:
         key = (subject, kind)
         if key not in self._cache:
             self._cache[key] = [r for r in self.rules if r.subject == subject and (not r.kinds or kind in r.kinds)]
@@ -182,12 +186,12 @@ def _scan_text(member: Member, index: _RuleIndex, own: set[str], result: ScanRes
                 continue
             last_line = number
             line, _ = tf.line_text(m.start())
-            context = ""
+            context: Context = ""
             if member.kind in (METADATA, REQUIREMENTS) and re.search(r"\bextra\s*==", line):
                 context = "optional"
             elif tf.in_comment(m.start()):
                 context = "comment"
-            severity = "info" if context else rule.severity
+            severity: Severity = "info" if context else rule.severity
             result.add(Finding(rule.id, member.path, number, _trim(line), severity, context))
 
 
@@ -205,7 +209,11 @@ def _scan_binary(member: Member, index: _RuleIndex, target: Target, result: Scan
         return
     if info is None:
         return
-    for subject, values, label in ((NEEDED, info.needed, "links"), (SECTION, info.sections, "section")):
+    checks: tuple[tuple[Subject, list[str], str], ...] = (
+        (NEEDED, info.needed, "links"),
+        (SECTION, info.sections, "section"),
+    )
+    for subject, values, label in checks:
         for rule in index.by_subject(subject, BINARY):
             hits = [v for v in values if rule.regex.search(v)]
             if hits:

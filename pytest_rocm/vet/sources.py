@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,10 @@ def _folder_name(root: Path) -> tuple[str, str | None]:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            import tomllib
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # pragma: no cover (3.10: tomli, a dependency there)
+                import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
             project = tomllib.loads(pyproject.read_text("utf-8", "replace")).get("project", {})
             if project.get("name"):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import IO
 
-from pytest_rocm.vet.rules import Finding
+from pytest_rocm.vet.rules import FileKind, Finding
 
 
 class BadTarget(ValueError):
@@ -30,10 +30,10 @@ class Limits:
 @dataclass
 class Member:
     path: str
-    kind: str | None
+    kind: FileKind | None
     size: int
     data: bytes | None = None  # the content, when read
-    opener: Callable[[], BinaryIO] | None = None  # a seekable stream (large binaries)
+    opener: Callable[[], IO[bytes]] | None = None  # a seekable stream (large binaries)
 
 
 @dataclass

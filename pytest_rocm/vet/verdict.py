@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pytest_rocm.vet.rules import BUILD, ECOSYSTEM, Finding, kind_of
+from pytest_rocm.vet.rules import BUILD, ECOSYSTEM, Finding, Side, Tier, kind_of
 from pytest_rocm.vet.scan import ScanResult
 from pytest_rocm.vet.target import Target
 
@@ -64,7 +64,7 @@ def _rules(findings: list[Finding]) -> str:
 def decide(target: Target, result: ScanResult) -> Verdict:
     ev = [f for f in result.findings if f.counts]
 
-    def select(side: str, *tiers: str) -> list[Finding]:
+    def select(side: Side, *tiers: Tier) -> list[Finding]:
         return [f for f in ev if f.spec.side == side and f.spec.tier in tiers]
 
     cuda_core = select("cuda", "core")

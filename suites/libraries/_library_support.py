@@ -19,13 +19,14 @@ import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import not_installed_reason, skip_not_installed
+from pytest_rocm import skip_not_installed
+from pytest_rocm.env.seam import distribution_version
+from pytest_rocm.report.outcomes import not_installed_reason
 
 #: The classes the compatibility table groups libraries by (docs/libraries.md).
 LIBRARY_CLASSES = ("pure-pytorch", "pytorch-ecosystem", "accelerated-port", "cuda-only")
@@ -33,10 +34,10 @@ LIBRARY_CLASSES = ("pure-pytorch", "pytorch-ecosystem", "accelerated-port", "cud
 
 def library_version(dist: str, module: ModuleType | None = None) -> str | None:
     """Version from distribution metadata, else the module's ``__version__`` (source checkouts)."""
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return getattr(module, "__version__", None) if module is not None else None
+    version = distribution_version(dist)
+    if version is not None:
+        return version
+    return getattr(module, "__version__", None) if module is not None else None
 
 
 def import_library(dist: str, module: str) -> ModuleType:
@@ -69,15 +70,6 @@ def require_torch() -> ModuleType:
             raise
         pytest.skip(not_installed_reason("torch", "the library suites run on PyTorch"), allow_module_level=True)
     return torch
-
-
-def torch_backend(torch: ModuleType) -> str:
-    """rocm / cuda / cpu, as DESIGN.md names backends."""
-    if getattr(torch.version, "hip", None):
-        return "rocm"
-    if getattr(torch.version, "cuda", None):
-        return "cuda"
-    return "cpu"
 
 
 # -- bitsandbytes: what absmax int8 / 4-bit quantisation promises --------------------------------

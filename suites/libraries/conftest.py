@@ -6,7 +6,7 @@ cls)`` (a test may override it). From that marker this conftest
 
 * names the compatibility-table row ``libraries/<class>/<library>/<check>[<params>]`` (a
   ``feature`` marker added at collection), so the table groups libraries by class, and
-* records ``("rocm_info", {"library", "class", "version", ...})`` on the test through the
+* records ``(INFO_PROPERTY, {"library", "class", "version", ...})`` on the test through the
   ``library_info`` fixture; tests add what ran (``backend``, ``target``...) to that same dict.
 """
 
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_rocm import INFO_PROPERTY
 
 sys.path.insert(0, str(Path(__file__).parent))  # the suite's helper modules, in any import mode
 
@@ -120,7 +122,7 @@ def library_info(request: pytest.FixtureRequest, record_property: Any) -> dict[s
     if lib is not None:
         name, cls = lib
         info.update(library=name, **{"class": cls}, version=library_version(DISTRIBUTIONS.get(name, name)))
-    record_property("rocm_info", info)
+    record_property(INFO_PROPERTY, info)
     return info
 
 

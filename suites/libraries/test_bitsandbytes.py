@@ -18,11 +18,13 @@ from _library_support import (
     trajectory_checks,
 )
 
+from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
+
 torch = require_torch()
 
 pytestmark = [pytest.mark.library("bitsandbytes", "accelerated-port"), pytest.mark.timeout(300)]
 
-DTYPES = ["float32", "float16", "bfloat16"]
+DTYPES = DEFAULT_DTYPES
 UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 #: max over steps of |p8 - p32| / |p32 - p0| (measured 0.031 for Adam8bit and AdamW8bit on the
 #: CPU backend over 40 steps; 2x margin; a 10% larger learning rate measures 0.10)

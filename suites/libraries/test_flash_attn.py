@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from _library_support import assert_checks, attention_checks, attention_math, import_library, require_torch
 
+from pytest_rocm.env.model import torch_backend
+from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+
 torch = require_torch()
 
 pytestmark = [pytest.mark.library("flash_attn", "accelerated-port"), pytest.mark.timeout(300)]
@@ -38,9 +41,7 @@ def flash_attn_backend(torch_module: ModuleType) -> str:
         return "triton"
     if use_triton is None and os.environ.get("FLASH_ATTENTION_TRITON_AMD_ENABLE", "").upper() == "TRUE":
         return "triton"
-    if getattr(torch_module.version, "hip", None):
-        return "ck"
-    return "cuda" if getattr(torch_module.version, "cuda", None) else "unknown"
+    return {"rocm": "ck", "cuda": "cuda"}.get(torch_backend(torch_module), "unknown")
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def _qkv(batch: int, seq: int, heads: tuple[int, int], dim: int, dtype: str, dev
     return [torch.randn(s, generator=g).to(device=device, dtype=getattr(torch, dtype)) for s in shapes]
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 @pytest.mark.parametrize("headdim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("heads", HEADS)
@@ -71,7 +72,7 @@ def test_flash_attn_func(
     assert_checks(checks, f"flash_attn_func {dtype} d={headdim} causal={causal} heads={heads}")
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_flash_attn_varlen_func(flash_attn: ModuleType, gpu_device: Any, dtype: str, causal: bool) -> None:
     lengths = [5, 37, 64, 128]  # ragged: no multiple of a tile size but one

@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 from _library_support import import_library, require_torch
 
+from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
+
 torch = require_torch()
 
 pytestmark = [pytest.mark.library("triton", "accelerated-port"), pytest.mark.timeout(300)]
 
-DTYPES = ["float32", "float16", "bfloat16"]
+DTYPES = DEFAULT_DTYPES
 
 
 def triton_target(triton: ModuleType, interpreting: bool) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from _library_support import assert_checks, attention_checks, import_library, require_torch
 
+from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+
 torch = require_torch()
 
 pytestmark = [pytest.mark.library("xformers", "accelerated-port"), pytest.mark.timeout(300)]
@@ -33,7 +35,7 @@ def xops(request: pytest.FixtureRequest) -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 @pytest.mark.parametrize("headdim", [64, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_memory_efficient_attention(

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
+
 # Nothing is ever downloaded: models are built from configs. Set before transformers/peft/hub are
 # imported (they read these once), and forced rather than defaulted.
 for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
@@ -43,7 +45,7 @@ def _library_versions(request: pytest.FixtureRequest, record_property) -> None:
                 continue
             versions[name] = distribution_version(name)
     if versions:
-        record_property("rocm_info", {"libraries": versions})
+        record_property(INFO_PROPERTY, {"libraries": versions})
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import functools
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
@@ -66,7 +67,7 @@ def test_autocast(dtype: str, rocm_device: torch.device, record_property) -> Non
     loss_bound, update_bound = TRACKING[dtype]
     loss_error = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses, strict=False))
     update_error = tiny.normwise_error(params - start, ref_params - start)
-    record_property("rocm_info", {"losses": losses, "fp32_losses": ref_losses})
+    record_property(INFO_PROPERTY, {"losses": losses, "fp32_losses": ref_losses})
     record_property(
         "rocm_parity",
         [

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
@@ -43,6 +44,6 @@ def test_compile(dtype: str, rocm_device: torch.device, record_property) -> None
         torch._dynamo.reset()
     error = tiny.normwise_error(compiled, eager)
     bound = COMPILE_NORMWISE[dtype]
-    record_property("rocm_info", {"compile_backend": "inductor", "compile_seconds": round(seconds, 2)})
+    record_property(INFO_PROPERTY, {"compile_backend": "inductor", "compile_seconds": round(seconds, 2)})
     record_property("rocm_parity", [tiny.record(dtype, "compiled-vs-eager-logits", error, bound)])
     assert error <= bound, f"torch.compile logits differ from eager: normwise {error:.3g} > {bound:g}"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
@@ -118,7 +119,7 @@ def _logits(model: Any, batch: torch.Tensor) -> torch.Tensor:
 def test_train(dtype: str, trained: Trained, record_property) -> None:
     """A few dozen accumulated steps on synthetic data: the loss falls by the stated margin."""
     first, last = trained.losses[0], sum(trained.losses[-3:]) / 3
-    record_property("rocm_info", {"losses": [round(x, 4) for x in trained.losses], "loss_ratio": last / first})
+    record_property(INFO_PROPERTY, {"losses": [round(x, 4) for x in trained.losses], "loss_ratio": last / first})
     assert all(map(torch.isfinite, map(torch.tensor, trained.losses))), f"non-finite loss: {trained.losses}"
     assert last <= LOSS_RATIO * first, (
         f"LoRA loss fell from {first:.3f} to {last:.3f} (ratio {last / first:.2f}), "

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
@@ -31,7 +32,7 @@ def test_multi_gpu(dtype: str, rocm_device: torch.device, tmp_path: Path, record
         tmp_path, device_map="auto", max_memory=tiny.two_device_max_memory()
     ).eval()
     placement = dict(split.hf_device_map)
-    record_property("rocm_info", {"device_map": {k: str(v) for k, v in placement.items()}})
+    record_property(INFO_PROPERTY, {"device_map": {k: str(v) for k, v in placement.items()}})
     assert {0, 1} <= set(placement.values()), f"device_map='auto' did not use both GPUs: {placement}"
     single = tiny.greedy(tiny.llama(rocm_device, dtype))
     across = tiny.greedy(split)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.report.outcomes import not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
@@ -63,14 +64,14 @@ def test_generate(dtype: str, rocm_device: torch.device, record_property) -> Non
     model = tiny.llama(rocm_device, dtype)
     if dtype == "float32":
         tokens = tiny.greedy(model)
-        record_property("rocm_info", {"tokens": tokens, "reference_tokens": list(reference)})
+        record_property(INFO_PROPERTY, {"tokens": tokens, "reference_tokens": list(reference)})
         diverged = next((i for i, (a, b) in enumerate(zip(tokens, reference, strict=False)) if a != b), None)
         assert tokens == list(reference), (
             f"fp32 greedy tokens differ from the CPU's from step {diverged}: {tokens} != {list(reference)}"
         )
         return
     ranks = tiny.ranks_of(tiny.teacher_forced_logits(model, reference, use_cache=True), reference)
-    record_property("rocm_info", {"reference_token_ranks": ranks, "top_k": tiny.TOP_K})
+    record_property(INFO_PROPERTY, {"reference_token_ranks": ranks, "top_k": tiny.TOP_K})
     missed = [(step, rank) for step, rank in enumerate(ranks) if rank >= tiny.TOP_K]
     assert not missed, (
         f"{dtype}: the reference token fell out of the top {tiny.TOP_K} at (step, rank) {missed}; "

@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 import torch
 
-DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
+from pytest_rocm.env.model import device_backend
+from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES
+
+DTYPES: tuple[str, ...] = DEFAULT_DTYPES
 
 #: ``@dtypes`` on a test: one item per dtype, the dtype id last (``[mm-bfloat16]``).
 dtypes = pytest.mark.parametrize("dtype", DTYPES)
@@ -38,9 +41,7 @@ _UNSUPPORTED = re.compile(
 
 def backend_of(device: torch.device) -> str:
     """``rocm`` / ``cuda`` for an accelerator (one torch.cuda API drives both), else the device type."""
-    if device.type == "cuda":
-        return "rocm" if torch.version.hip else "cuda"
-    return device.type
+    return device_backend(device, torch)
 
 
 def describe_device(device: torch.device) -> str:
@@ -100,17 +101,13 @@ def check(
         return parity(fn, *args, dtypes=(dtype,), grad=grad, name=op, **options)
 
 
-#: unit of accuracy per dtype (distance from 1.0 to the next number)
-EPS: dict[str, float] = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
-
-
 def eps_tolerances(rtol_eps: float | None = None, normwise_eps: float | None = None) -> dict[str, dict[str, float]]:
     """Per-dtype overrides in multiples of each low dtype's eps: ``tolerances=`` for parity.
 
     fp32 keeps the defaults (they are already tight); only fp16/bf16 are set.
     """
     out: dict[str, dict[str, float]] = {}
-    for dtype in ("float16", "bfloat16"):
+    for dtype in LOW_PRECISION_DTYPES:
         spec: dict[str, float] = {}
         if rtol_eps is not None:
             spec["rtol"] = rtol_eps * EPS[dtype]

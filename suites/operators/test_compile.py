@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from opsupport import check, dtypes, is_reference, randn
 
+from pytest_rocm import INFO_PROPERTY
+
 pytestmark = pytest.mark.compile
 
 
@@ -38,4 +40,4 @@ def test_compile(dtype: str, parity, rocm_device: torch.device, record_property)
         randn(16, seed=3),
         dtype=dtype,
     )
-    record_property("rocm_info", {"torch_compile_backend": "inductor"})
+    record_property(INFO_PROPERTY, {"torch_compile_backend": "inductor"})

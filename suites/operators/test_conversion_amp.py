@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from opsupport import EPS, check, describe_device, is_reference, randn, unsupported_as_skip
 
+from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+
 SPECIALS = [
     65504.0,
     65519.0,
@@ -108,7 +110,7 @@ def test_fp16_overflow_in_arithmetic(rocm_device: torch.device) -> None:
     assert (a * a).eq(90000.0).all(), "fp32 300*300 should be exactly 90000"
 
 
-AMP_DTYPES = ["float16", "bfloat16"]
+AMP_DTYPES = LOW_PRECISION_DTYPES
 
 
 def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -126,9 +128,11 @@ def test_autocast(amp_dtype: str, parity, rocm_device: torch.device) -> None:
         randn(10, 32, seed=3, scale=0.3),
         torch.arange(8) % 10,
     )
-    with unsupported_as_skip(f"autocast({amp_dtype})", amp_dtype, rocm_device):
-        with torch.autocast(rocm_device.type, dtype=low):
-            logits, loss = mlp(*(a.to(rocm_device) for a in args))
+    with (
+        unsupported_as_skip(f"autocast({amp_dtype})", amp_dtype, rocm_device),
+        torch.autocast(rocm_device.type, dtype=low),
+    ):
+        logits, loss = mlp(*(a.to(rocm_device) for a in args))
     assert logits.dtype == low, f"autocast({amp_dtype}): linear ran in {logits.dtype}"
     assert loss.dtype == torch.float32, f"autocast({amp_dtype}): cross_entropy ran in {loss.dtype}"
 

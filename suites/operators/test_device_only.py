@@ -10,6 +10,8 @@ import pytest
 import torch
 from opsupport import backend_of, randn
 
+from pytest_rocm import INFO_PROPERTY
+
 pytestmark = pytest.mark.gpu
 
 
@@ -51,7 +53,7 @@ def test_streams_and_events(gpu: torch.device, record_property) -> None:
     torch.testing.assert_close(result, expected.cpu(), msg=lambda m: f"side-stream result differs: {m}")
     elapsed = start.elapsed_time(done)
     assert elapsed >= 0.0, f"event elapsed_time {elapsed} ms"
-    record_property("rocm_info", {"backend": backend_of(gpu), "side_stream_ms": round(elapsed, 3)})
+    record_property(INFO_PROPERTY, {"backend": backend_of(gpu), "side_stream_ms": round(elapsed, 3)})
 
 
 @pytest.mark.gpus(2)
@@ -67,6 +69,6 @@ def test_peer_copy(gpu: torch.device, record_property) -> None:
     back.copy_(copied * 3)
     assert torch.equal(back.cpu(), data.cpu() * 3), f"{other} -> {gpu} copy changed the data"
     record_property(
-        "rocm_info",
+        INFO_PROPERTY,
         {"backend": backend_of(gpu), "peer_access": torch.cuda.can_device_access_peer(gpu.index, other.index)},
     )

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+import shapes
 import torch
 import torch.nn.functional as F
 from opsupport import backend_of, check, describe_device, dtypes, randn
+
+from pytest_rocm import INFO_PROPERTY
 
 # name -> (fn, inputs): small shapes keep the serial CPU run inside its budget. Ops are looked up
 # when called (lambdas), so a test that patches torch.mm to break it reaches them.
@@ -82,7 +85,7 @@ def test_matmul_tunableop(
         dtype=dtype,
     )
     record_property(
-        "rocm_info",
+        INFO_PROPERTY,
         {
             "backend": backend_of(rocm_device),
             "tunableop": tunableop.is_enabled(),
@@ -112,4 +115,98 @@ def test_matmul_tf32(state: str, parity, rocm_device: torch.device, record_prope
         )
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before
-    record_property("rocm_info", {"backend": backend_of(rocm_device), "allow_tf32": state == "on"})
+    record_property(INFO_PROPERTY, {"backend": backend_of(rocm_device), "allow_tf32": state == "on"})
+
+
+# -- the sweep: long K, unaligned sizes, transposed/strided views, batches (shapes.GEMM) ----------
+def gemm_inputs(g: shapes.Gemm) -> tuple[torch.Tensor, ...]:
+    """CPU inputs in the storage layout ``gemm_call`` turns into the views the BLAS receives."""
+    m, n, k, b = g.m, g.n, g.k, g.batch
+    if g.op == "bmm":
+        if g.layout == "batch_strided":  # (S, H, D)-ordered storage, permuted to (H, S, D)
+            return randn(m, b, k, seed=1), randn(k, b, n, seed=2)
+        return randn(b, m, k, seed=1), randn(b, k, n, seed=2)
+    if g.op == "matmul":
+        return randn(b, m, k, seed=1), randn(k, n, seed=2)
+    if g.op == "linear_bias":
+        return randn(m, k, seed=1), randn(n, k, seed=2), randn(n, seed=3)
+    a = {
+        "a_transposed": (k, m),
+        "both_transposed": (k, m),
+        "a_sliced": (m, 3 * k),
+        "a_step2": (m, 2 * k),
+        "a_offset": (m + 1, k),
+    }.get(g.layout, (m, k))
+    w = (n, k) if g.layout in ("b_transposed", "both_transposed") else (k, n)
+    return randn(*a, seed=1), randn(*w, seed=2)
+
+
+def gemm_call(g: shapes.Gemm) -> Callable[..., torch.Tensor]:
+    k = g.k
+
+    def fn(a: torch.Tensor, b: torch.Tensor, *bias: torch.Tensor) -> torch.Tensor:
+        if g.op == "bmm":
+            if g.layout == "batch_strided":
+                a, b = a.transpose(0, 1), b.transpose(0, 1)
+            return torch.bmm(a, b)
+        if g.op == "matmul":
+            return torch.matmul(a, b)
+        if g.op == "linear_bias":
+            return F.linear(a, b, *bias)
+        if g.layout in ("a_transposed", "both_transposed"):
+            a = a.t()
+        elif g.layout == "a_sliced":
+            a = a[:, k : 2 * k]  # the middle third: a storage offset and a row stride of 3k
+        elif g.layout == "a_step2":
+            a = a[:, ::2]
+        elif g.layout == "a_offset":
+            a = a[1:]
+        if g.layout in ("b_transposed", "both_transposed"):
+            b = b.t()
+        return torch.mm(a, b)
+
+    return fn
+
+
+@dtypes
+@shapes.marker("case", shapes.GEMM)
+def test_matmul_sweep(
+    case: shapes.Row, dtype: str, parity, rocm_device: torch.device, rocm_scale: str, record_property
+) -> None:
+    g: shapes.Gemm = case.shape
+    record_property(INFO_PROPERTY, {"backend": backend_of(rocm_device), **case.info(rocm_scale)})
+    check(
+        parity,
+        rocm_device,
+        f"matmul {case.id}",
+        gemm_call(g),
+        *gemm_inputs(g),
+        dtype=dtype,
+        grad=g.grad,
+        reduction_length=max(g.m, g.n, g.k),
+    )
+
+
+@dtypes
+@shapes.marker("case", shapes.GEMM_VIEWS)
+def test_matmul_tunableop_views(
+    case: shapes.Row, dtype: str, tunableop, parity, rocm_device: torch.device, rocm_scale: str, record_property
+) -> None:
+    """TunableOp on and tuning, on transposed, sliced, strided and offset views (pytorch#140278)."""
+    g: shapes.Gemm = case.shape
+    tunableop.enable(True)
+    tunableop.tuning_enable(True)
+    check(
+        parity,
+        rocm_device,
+        f"matmul tunableop {case.id}",
+        gemm_call(g),
+        *gemm_inputs(g),
+        dtype=dtype,
+        grad=g.grad,
+        reduction_length=max(g.m, g.n, g.k),
+    )
+    record_property(
+        INFO_PROPERTY,
+        {"backend": backend_of(rocm_device), "tuned_results": len(tunableop.get_results()), **case.info(rocm_scale)},
+    )

@@ -16,6 +16,8 @@ import pytest
 import torch
 from opsupport import dtypes, unsupported_as_skip
 
+from pytest_rocm import INFO_PROPERTY
+
 SAMPLERS: dict[
     str, Callable[[torch.Tensor | None, torch.device, torch.dtype, torch.Generator | None], torch.Tensor]
 ] = {
@@ -94,7 +96,7 @@ def test_random_distribution(distribution: str, dtype: str, rocm_device: torch.d
             for k, p in enumerate((0.1, 0.2, 0.3, 0.4)):
                 _within(f"{label} P({k})", counts[k].item(), p, math.sqrt(p * (1 - p) / n))
     record_property(
-        "rocm_info",
+        INFO_PROPERTY,
         {
             "distribution": distribution,
             "dtype": dtype,

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+import shapes
 import torch
 from opsupport import check, dtypes, eps_tolerances, randn
+
+from pytest_rocm import INFO_PROPERTY
 
 LONG = 1 << 16
 
@@ -38,3 +41,37 @@ TOLERANCES = {"logsumexp": eps_tolerances(rtol_eps=8)}
 def test_reduction(op: str, dtype: str, parity, rocm_device: torch.device) -> None:
     fn, x = REDUCTIONS[op]
     check(parity, rocm_device, op, fn, x, dtype=dtype, tolerances=TOLERANCES.get(op))
+
+
+# -- the sweep: 2^16 + 1 and 2^24 elements, row and column reductions, long scans (shapes.REDUCTION) --
+SWEEP_OPS: dict[str, Callable[[torch.Tensor, int | None], torch.Tensor]] = {
+    "sum": lambda x, d: x.sum() if d is None else x.sum(dim=d),
+    "mean": lambda x, d: x.mean() if d is None else x.mean(dim=d),
+    "var": lambda x, d: x.var() if d is None else x.var(dim=d),
+    "norm": lambda x, d: torch.linalg.vector_norm(x, dim=d),
+    "amax": lambda x, d: x.amax() if d is None else x.amax(dim=d),
+    "cumsum": lambda x, d: x.cumsum(dim=-1 if d is None else d),
+}
+
+
+@dtypes
+@shapes.marker("case", shapes.REDUCTION)
+def test_reduction_sweep(
+    case: shapes.Row, dtype: str, parity, rocm_device: torch.device, rocm_scale: str, record_property
+) -> None:
+    r: shapes.Reduction = case.shape
+    record_property(INFO_PROPERTY, case.info(rocm_scale))
+    x = randn(*r.shape, seed=2)
+    if r.op in ("mean", "var"):
+        x = x + 1.0  # an offset: a kernel that forgets to centre shows up
+    op = SWEEP_OPS[r.op]
+    check(
+        parity,
+        rocm_device,
+        f"{r.op} {case.id}",
+        lambda t: op(t, r.dim),
+        x,
+        dtype=dtype,
+        grad=r.grad,
+        reduction_length=r.length,
+    )

@@ -39,7 +39,8 @@ def test_summary_of_a_detected_machine(mi210_root: Path, capsys: pytest.CaptureF
     assert "torch      2.6.0+cpu (CPU-only build)" in out
     assert "node 1: gfx90a (cdna2)" in out and "VRAM 64.0 GiB" in out
     assert "ROCm       6.2.4" in out
-    assert "! torch is a CPU-only build (2.6.0+cpu) but the kernel reports 1 AMD GPU (gfx90a)" in out
+    assert "doctor     2 problems (`rocm-compat doctor` says how to fix them)" in out  # torch-build, memory
+    assert "  [FAIL] torch-build: torch 2.6.0+cpu is a CPU-only build but the kernel reports 1 AMD GPU (gfx90a)" in out
 
 
 def test_json_round_trips(mi210_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,9 +65,13 @@ def test_output_file(mi210_root: Path, tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("rx6700xt_override", "! HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
-        ("no_binary", "! gfx1101 is not in this torch build's arch list: expect hipErrorNoBinaryForGpu"),
-        ("cuda_wheel_on_amd", "! torch is a CUDA build (2.12.0+cu130) but the kernel reports 1 AMD GPU (gfx1150)"),
+        ("rx6700xt_override", "  [WARN] reported-gfx: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
+        ("no_binary", "  [FAIL] gfx-in-build: device 0 (AMD Radeon RX 7800 XT) is gfx1101 (rdna3), not in this torch"),
+        (
+            "cuda_wheel_on_amd",
+            "  [FAIL] torch-build: torch 2.12.0+cu130 is a CUDA build (torch.version.cuda=13.0) but the kernel "
+            "reports 1 AMD GPU (gfx1150)",
+        ),
         ("rx6800xt_igpu", "[1] AMD Radeon Graphics: gfx1036 (rdna2), 512 MiB, 2 CUs, in build: NO"),
         ("mi300x_8", "[7] AMD Instinct MI300X: gfx942:sramecc+:xnack- (cdna3), 192.0 GiB, 304 CUs, in build: yes"),
         ("nvidia_cuda", "[0] NVIDIA H100 80GB HBM3: sm_90, 79.2 GiB, 132 SMs, in build: yes"),
@@ -78,9 +83,9 @@ def test_summary_of_recorded_environments(name: str, expected: str, capsys: pyte
     assert expected in out
 
 
-def test_clean_machine_has_no_warnings(capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_machine_has_no_problems(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run_env(capsys, "--env", str(ENVS / "rx7900xtx_rocm6.json"))
-    assert "warnings" not in out and "in build: yes" in out
+    assert "doctor " not in out and "[WARN]" not in out and "[FAIL]" not in out and "in build: yes" in out
 
 
 def _bad(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -13,7 +13,9 @@ import pytest_rocm
 from pytest_rocm import _resources, cli
 from pytest_rocm.cli import run as runner
 from pytest_rocm.env.model import Environment
-from pytest_rocm.report.records import Sidecar, assemble, sidecar_path, write_json
+from pytest_rocm.report.files import Sidecar, sidecar_path, write_json
+from pytest_rocm.report.records import assemble
+from pytest_rocm.suite_command import DEFAULT_MAX_WORKER_RESTART, DEFAULT_TIMEOUT_S, suite_command
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
@@ -48,13 +50,34 @@ def test_unknown_arguments_go_to_pytest() -> None:
 
 
 def test_command_has_isolation_and_the_cpu_baseline(tmp_path: Path) -> None:
-    command = runner.pytest_command(tmp_path, tmp_path / "r.json", "cpu torch2.13.0", True, ["-k", "add"])
+    command = suite_command(tmp_path, tmp_path / "r.json", "cpu torch2.13.0", device="cpu", user_args=["-k", "add"])
     assert command[1:3] == ["-m", "pytest"]
     assert {"--max-worker-restart", "--timeout", "--timeout-method", "--rocm-device=cpu"} <= set(command)
     assert command[command.index("-n") + 1] == "auto"
+    assert command[command.index("--timeout") + 1] == str(DEFAULT_TIMEOUT_S)
     assert command[-2:] == ["-k", "add"]
-    gpu = runner.pytest_command(tmp_path, tmp_path / "r.json", "x", False, ["-n", "8"])
+    gpu = suite_command(tmp_path, tmp_path / "r.json", "x", user_args=["-n", "8"])
     assert "--rocm-device=cpu" not in gpu and gpu.count("-n") == 1
+    mine = suite_command(tmp_path, tmp_path / "r.json", "x", device="cpu", user_args=["--rocm-device=cuda:1"])
+    assert [a for a in mine if a.startswith("--rocm-device")] == ["--rocm-device=cuda:1"]
+
+
+def test_command_without_isolation_runs_the_targets_only(tmp_path: Path) -> None:
+    suite = tmp_path / "libraries" / "test_x.py"
+    command = suite_command(tmp_path, tmp_path / "r.json", "vet", targets=[suite], isolation=False, user_args=["-q"])
+    assert command[3] == str(suite) and command[command.index("--rootdir") + 1] == str(tmp_path)
+    assert not {"-n", "--timeout", "--max-worker-restart"} & set(command)
+    assert command[-1] == "-q"
+
+
+def test_command_for_an_interpreter_that_has_the_plugins(tmp_path: Path) -> None:
+    # nox: the session's python, where pytest-xdist and pytest-timeout were just installed
+    command = suite_command(tmp_path, tmp_path / "r.json", "x", python="python", have_xdist=True, have_timeout=True)
+    assert command[0] == "python"
+    assert command[command.index("--max-worker-restart") + 1] == str(DEFAULT_MAX_WORKER_RESTART)
+    assert command[command.index("--timeout") + 1] == str(DEFAULT_TIMEOUT_S)
+    none = suite_command(tmp_path, tmp_path / "r.json", "x", have_xdist=False, have_timeout=False)
+    assert not {"-n", "--timeout", "--max-worker-restart"} & set(none)
 
 
 def test_cpu_baseline_end_to_end(
@@ -154,3 +177,11 @@ def test_a_stale_report_from_an_earlier_run_is_not_taken_for_this_one(
 def test_missing_suites_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["run", "--suites", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.strip() == f"rocm-compat run: {tmp_path / 'nope'}: no suites folder there"
+
+
+def test_one_suite_runs_from_its_parent_so_rows_keep_the_suite_name(tmp_path: Path) -> None:
+    suites = tmp_path / "suites"
+    (suites / "operators").mkdir(parents=True)
+    (suites / "operators" / "test_gemm.py").write_text("def test_mm():\n    pass\n")
+    assert runner.suite_root(suites) == (suites, [])
+    assert runner.suite_root(suites / "operators") == (suites, [suites / "operators"])

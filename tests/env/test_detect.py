@@ -24,16 +24,11 @@ from fake_machines import (
     write,
 )
 
-from pytest_rocm.doctor.warnings import environment_warnings
-from pytest_rocm.env import detect
-from pytest_rocm.env.detect import (
-    detect_environment,
-    detect_system,
-    in_build,
-    parse_properties,
-    rocm_from_torch,
-)
+from pytest_rocm.doctor.checks import diagnose, problem_lines
+from pytest_rocm.env import system
+from pytest_rocm.env.detect import detect_environment, in_build, rocm_from_torch
 from pytest_rocm.env.seam import Seam, SysrootError, check_sysroot
+from pytest_rocm.env.system import detect_system, parse_properties
 
 NODES = "sys/class/kfd/kfd/topology/nodes"
 
@@ -270,7 +265,9 @@ def test_torch_missing(tmp_path: Path) -> None:
     env = detect_environment(seam_for(build_tree(tmp_path, Machine([Node(properties(MI210), 1)]))))
     assert (env.backend, env.torch, env.torch_error) == ("cpu", None, "torch is not installed")
     assert [g.gfx for g in env.system.gpus] == ["gfx90a"]
-    assert environment_warnings(env)[0] == "torch is not installed, but the kernel reports 1 AMD GPU (gfx90a)"
+    assert problem_lines(diagnose(env))[0] == (
+        "[FAIL] torch: torch is not installed, but the kernel reports 1 AMD GPU (gfx90a)"
+    )
 
 
 def test_torch_import_error_keeps_the_message(tmp_path: Path) -> None:
@@ -293,7 +290,10 @@ def test_visible_devices_tie_torch_devices_to_kfd_nodes(tmp_path: Path) -> None:
         seam_for(tmp_path, _rocm_torch("gfx1030"), {"HIP_VISIBLE_DEVICES": "1", "HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
     )
     assert env.devices[0].hardware_gfx == "gfx1036"  # the iGPU, spoofed
-    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1036 report as gfx1030" in environment_warnings(env)
+    assert any(
+        "reported-gfx: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1036 report as gfx1030" in w
+        for w in problem_lines(diagnose(env))
+    )
 
 
 def test_rocr_then_hip_visible_devices(tmp_path: Path) -> None:
@@ -325,7 +325,10 @@ def test_rocm_build_without_device_is_cpu_backend(tmp_path: Path) -> None:
         NoAccess(sysroot=tmp_path, environ={}, torch_loader=lambda: torch, groups=[], distributions={})
     )
     assert (env.backend, env.rocm, env.devices, env.arch_list) == ("cpu", "6.2", [], [])
-    assert any(w.startswith("cannot open /dev/kfd read-write") for w in environment_warnings(env))
+    assert any(
+        w.startswith("[FAIL] kfd-access: /dev/kfd exists but this user cannot open it read-write")
+        for w in problem_lines(diagnose(env))
+    )
 
 
 def test_device_properties_failure_is_recorded(tmp_path: Path) -> None:
@@ -355,7 +358,10 @@ def test_variables_and_library_aliases(tmp_path: Path) -> None:
 
 def test_invalid_override_is_flagged(tmp_path: Path) -> None:
     env = detect_environment(seam_for(tmp_path, _rocm_torch("gfx1030"), {"HSA_OVERRIDE_GFX_VERSION": "10.3"}))
-    assert "HSA_OVERRIDE_GFX_VERSION='10.3' is not major.minor.stepping" in environment_warnings(env)[0]
+    assert any(
+        w.startswith("[FAIL] hsa-override: HSA_OVERRIDE_GFX_VERSION='10.3' is not major.minor.stepping")
+        for w in problem_lines(diagnose(env))
+    )
 
 
 # -- never raises; sysroot --------------------------------------------------------------------------
@@ -382,7 +388,7 @@ def test_detection_never_raises(tmp_path: Path) -> None:
     env = detect_environment(Hostile(sysroot=tmp_path, environ={}, torch_loader=lambda: 1 / 0))
     assert env.backend == "cpu"
     assert env.torch_error == "torch failed to import: ZeroDivisionError: division by zero"
-    assert f"{detect.KFD_NODES}: input/output error" in env.system.errors
+    assert f"{system.KFD_NODES}: input/output error" in env.system.errors
     assert "groups: RuntimeError: no groups" in env.system.errors
     assert "triton: RuntimeError: bad metadata" in env.system.errors
 

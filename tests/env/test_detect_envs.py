@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_machines import ENVS, machines, record
 
-from pytest_rocm.doctor.warnings import environment_warnings
+from pytest_rocm.doctor.checks import diagnose, problem_lines
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 NAMES = sorted(machines())
@@ -46,7 +46,7 @@ def test_rx7900xtx() -> None:
     (device,) = env.devices
     assert (device.gfx, device.hardware_gfx, device.in_build) == ("gfx1100", "gfx1100", True)
     assert device.total_memory == env.system.gpus[0].vram == 25753026560
-    assert environment_warnings(env) == []
+    assert problem_lines(diagnose(env)) == []
 
 
 def test_rx6800xt_with_igpu() -> None:
@@ -63,7 +63,10 @@ def test_rx6700xt_override_keeps_the_silicon() -> None:
     (device,) = env.devices
     assert (device.arch, device.gfx, device.hardware_gfx) == ("gfx1030", "gfx1030", "gfx1031")
     assert device.in_build is True  # the override is what makes it run
-    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030" in environment_warnings(env)
+    assert problem_lines(diagnose(env)) == [
+        "[WARN] reported-gfx: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030: it runs gfx1030 "
+        "kernels, and errors and this run's results name gfx1030, not the silicon"
+    ]
 
 
 def test_mi300x_8() -> None:
@@ -92,21 +95,28 @@ def test_nvidia_cuda() -> None:
 def test_cpu_only() -> None:
     env = _env("cpu_only")
     assert (env.backend, env.devices, env.system.gpus) == ("cpu", [], [])
-    assert environment_warnings(env) == []
+    assert problem_lines(diagnose(env)) == []
 
 
 def test_cuda_wheel_on_amd_shows_the_gpu_plainly() -> None:
     env = _env("cuda_wheel_on_amd")
     assert (env.backend, env.torch, env.devices) == ("cpu", "2.12.0+cu130", [])
     assert [g.gfx for g in env.system.gpus] == ["gfx1150"]
-    assert any("torch is a CUDA build" in w and "AMD GPU" in w for w in environment_warnings(env))
+    assert any(
+        w.startswith("[FAIL] torch-build: torch 2.12.0+cu130 is a CUDA build") and "1 AMD GPU (gfx1150)" in w
+        for w in problem_lines(diagnose(env))
+    )
 
 
 def test_no_binary() -> None:
     env = _env("no_binary")
     (device,) = env.devices
     assert device.gfx not in env.arch_list and device.in_build is False
-    assert any("expect hipErrorNoBinaryForGpu" in w for w in environment_warnings(env))
+    assert any(
+        w.startswith("[FAIL] gfx-in-build: device 0 (AMD Radeon RX 7800 XT) is gfx1101")
+        and "hipErrorNoBinaryForGpu" in w
+        for w in problem_lines(diagnose(env))
+    )
 
 
 CORRUPTIONS = [

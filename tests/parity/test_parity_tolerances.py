@@ -93,7 +93,7 @@ def test_table_and_plugin_do_not_import_torch():
     import subprocess
 
     code = (
-        "import sys, pytest_rocm.parity.tolerances, pytest_rocm.plugin.parity_fixtures, pytest_rocm.parity.result; "
+        "import sys, pytest_rocm.parity.tolerances, pytest_rocm.plugin.fixtures, pytest_rocm.parity.result; "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin.xdist import DEFAULT_MAX_WORKER_RESTART, assign_visible_devices, isolation_args
+from pytest_rocm.plugin.xdist import assign_visible_devices
+from pytest_rocm.suite_command import DEFAULT_MAX_WORKER_RESTART, DEFAULT_TIMEOUT_S, isolation_args
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
@@ -75,7 +76,7 @@ def test_isolation_args_added_unless_the_user_chose() -> None:
         "--max-worker-restart",
         str(DEFAULT_MAX_WORKER_RESTART),
         "--timeout",
-        "900",
+        str(DEFAULT_TIMEOUT_S),
         "--timeout-method",
         "thread",
     ]
@@ -85,7 +86,7 @@ def test_isolation_args_added_unless_the_user_chose() -> None:
         "--timeout-method",
         "thread",
     ]
-    assert isolation_args(["-p", "no:xdist"], True, True) == ["--timeout", "900"]
+    assert isolation_args(["-p", "no:xdist"], True, True) == ["--timeout", str(DEFAULT_TIMEOUT_S)]
     assert isolation_args([], False, False) == []
 
 
@@ -99,10 +100,11 @@ def test_each_xdist_worker_sees_its_own_device_before_conftest_runs(pytester: py
         test_devices="""
         import os, time, pytest
         import conftest
+        from pytest_rocm import INFO_PROPERTY
         @pytest.mark.parametrize("n", range(6))
         def test_device(n, record_property):
             time.sleep(0.2)  # keep both workers busy
-            record_property("rocm_info", {"worker": os.environ["PYTEST_XDIST_WORKER"],
+            record_property(INFO_PROPERTY, {"worker": os.environ["PYTEST_XDIST_WORKER"],
                                           "visible": os.environ.get("HIP_VISIBLE_DEVICES"),
                                           "at_import": conftest.AT_IMPORT})
     """

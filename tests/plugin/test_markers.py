@@ -11,7 +11,7 @@ from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin.marks import MarkerError, parse_mark
 from pytest_rocm.plugin.options import Settings
-from pytest_rocm.plugin.session import select
+from pytest_rocm.plugin.selection import select
 from pytest_rocm.plugin.versions import parse_size, satisfies
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
@@ -21,7 +21,10 @@ def env(name: str) -> Environment:
     return Environment.load(ENVS / f"{name}.json")
 
 
-def decide(env_name: str, name: str, *args, settings: Settings = Settings(), installed=None, **kwargs):
+DEFAULTS = Settings()
+
+
+def decide(env_name: str, name: str, *args, settings: Settings = DEFAULTS, installed=None, **kwargs):
     sel = select(env(env_name), settings)
     parsed = parse_mark(name, args, kwargs)
     lookup = markers.library_lookup(None, installed or (lambda dist: None))
@@ -111,13 +114,44 @@ def test_bad_marker_arguments_name_the_value(name, args, kwargs, fragment):
     assert message.startswith(f"{name}(")  # names the marker as written
 
 
+def test_every_marker_is_spec_parser_and_decision_together():
+    assert list(markers.SPECS) == [
+        "gpu",
+        "gpus",
+        "rocm",
+        "gfx",
+        "skip_gfx",
+        "xfail_gfx",
+        "rocm_version",
+        "torch_version",
+        "min_vram",
+        "requires",
+        "feature",
+        "tolerance",
+    ]
+    for name, spec in markers.SPECS.items():
+        assert spec.name == name and callable(spec.parse) and callable(spec.decide) and spec.help
+    no_env = {"requires", "feature", "tolerance"}
+    assert no_env | markers.ENV_NAMES == markers.NAMES and not no_env & markers.ENV_NAMES
+
+
+def test_evaluate_runs_each_markers_own_decision():
+    """evaluate() asks each marker's spec; markers that need no environment decide without one."""
+    lookup = markers.library_lookup(None, lambda d: "1.0")
+    parsed = [parse_mark("feature", ("ops/x",), {}), parse_mark("requires", ("foo>=2",), {})]
+    assert markers.evaluate(parsed, None, lookup).skip == "needs foo>=2, this is foo 1.0"
+    assert markers.SPECS["requires"].decide(parsed[1].args, markers.Context(None, lookup)).skip is not None
+    with pytest.raises(ValueError, match="needs the environment"):
+        markers.evaluate([parse_mark("gpu", (), {})], None, lookup)
+
+
 def test_signatures_are_registered_as_designed():
     sigs = {name: spec.signature for name, spec in markers.SPECS.items()}
     assert sigs["gpu"] == "gpu"
     assert sigs["gpus"] == "gpus(n)"
     assert sigs["gfx"] == "gfx(*patterns)"
     assert sigs["skip_gfx"] == "skip_gfx(*patterns, reason=None)"
-    assert sigs["xfail_gfx"] == "xfail_gfx(*patterns, reason=None, strict=False)"
+    assert sigs["xfail_gfx"] == "xfail_gfx(*patterns, reason=None, strict=None)"
     assert sigs["min_vram"] == "min_vram(size)"
     assert sigs["requires"] == "requires(spec)"
 
@@ -204,6 +238,9 @@ def test_skip_and_xfail_gfx():
     xfail = decide("mi300x_8", "xfail_gfx", "gfx942", reason="wrong numbers", strict=True)
     assert xfail.skip is None and xfail.xfail == ("wrong numbers (gfx942 matches: device 0 is gfx942 (cdna3))", True)
     assert decide("rx7900xtx_rocm6", "xfail_gfx", "gfx942").xfail is None
+    # strict not given: None, so pytest's xfail_strict ini decides (as for its own xfail marker)
+    assert decide("mi300x_8", "xfail_gfx", "gfx942").xfail == ("gfx942 matches: device 0 is gfx942 (cdna3)", None)
+    assert decide("mi300x_8", "xfail_gfx", "gfx942", strict=False).xfail[1] is False
     # no device: nothing matches, the test runs (and its device fixture decides)
     assert decide("cpu_only", "skip_gfx", "gfx1100").skip is None
 

@@ -157,6 +157,36 @@ def test_xfail_gfx_strict_turns_xpass_into_failure(pytester: pytest.Pytester) ->
     assert got["test_passes_lax"][0] == "xpassed"
 
 
+PASSING_XFAIL_GFX = """
+import pytest
+@pytest.mark.xfail_gfx("cdna3", reason="wrong numbers")
+def test_default(): pass
+@pytest.mark.xfail_gfx("cdna3", reason="wrong numbers", strict=False)
+def test_lax(): pass
+@pytest.mark.xfail_gfx("rdna3", reason="not this device")
+def test_not_matching(): pass
+"""
+
+
+def test_xfail_gfx_follows_the_xfail_strict_ini_unless_strict_is_given(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nxfail_strict = true\n")
+    pytester.makepyfile(PASSING_XFAIL_GFX)
+    result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, xpassed=1, passed=1)
+    result.stdout.fnmatch_lines(["[[]XPASS(strict)[]] wrong numbers (cdna3 matches: device 0 is gfx942 (cdna3))"])
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/mi300x_8.json", "-p", "no:cacheprovider"))
+    assert got["test_default"][0] == F
+    assert got["test_lax"] == ("xpassed", "wrong numbers (cdna3 matches: device 0 is gfx942 (cdna3))")
+    assert got["test_not_matching"][0] == P
+
+
+def test_xfail_gfx_is_lax_when_xfail_strict_is_off(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nxfail_strict = false\n")
+    pytester.makepyfile(PASSING_XFAIL_GFX)
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/mi300x_8.json", "-p", "no:cacheprovider"))
+    assert got["test_default"][0] == "xpassed" and got["test_lax"][0] == "xpassed"
+
+
 def test_rocm_gfx_picks_the_igpu_among_devices(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
     rec = pytester.inline_run(f"--rocm-env={ENVS}/rx6800xt_igpu.json", "--rocm-gfx=gfx1036")
@@ -256,7 +286,7 @@ def test_strict_markers_runs_clean_and_markers_are_listed(pytester: pytest.Pytes
         "rocm:",
         "gfx(*patterns):",
         "skip_gfx(*patterns, reason=None):",
-        "xfail_gfx(*patterns, reason=None, strict=False):",
+        "xfail_gfx(*patterns, reason=None, strict=None):",
         "rocm_version(spec):",
         "torch_version(spec):",
         "min_vram(size):",

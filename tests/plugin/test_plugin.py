@@ -1,5 +1,10 @@
 """The plugin in a pytest run: header, verbose environment, junit properties, the device fixture,
-lazy detection, xdist hand-over, and the cost rules (no torch unless a test asks for it)."""
+lazy detection and the pytest_rocm_detect_environment hook, xdist hand-over, and the cost rules
+(no torch unless a test asks for it).
+
+Runs that need a particular environment pass ``--rocm-env`` or implement the hook (a plugin object
+given to ``runpytest(plugins=...)``, or a conftest); nothing patches the plugin's private detection.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,6 @@ import pytest
 
 from pytest_rocm import plugin
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.fixtures import live_device_problem
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
@@ -55,9 +59,15 @@ def test_header_is_one_line_by_default(pytester) -> None:
 @pytest.mark.parametrize(
     ("name", "warning"),
     [
-        ("no_binary", "rocm: WARNING: gfx1101 is not in this torch build's arch list: expect hipErrorNoBinaryForGpu*"),
-        ("rx6700xt_override", "rocm: WARNING: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030"),
-        ("cuda_wheel_on_amd", "rocm: WARNING: torch is a CUDA build (2.12.0+cu130) but the kernel reports*"),
+        ("no_binary", "rocm: [[]FAIL] gfx-in-build: device 0 (*) is gfx1101 (rdna3), not in this torch build's arch*"),
+        (
+            "rx6700xt_override",
+            "rocm: [[]WARN] reported-gfx: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes gfx1031 report as gfx1030*",
+        ),
+        (
+            "cuda_wheel_on_amd",
+            "rocm: [[]FAIL] torch-build: torch 2.12.0+cu130 is a CUDA build * but the kernel reports*",
+        ),
     ],
 )
 def test_warnings_come_before_the_header_line(pytester, name, warning) -> None:
@@ -108,18 +118,37 @@ def test_junitxml_carries_the_environment_as_testsuite_properties(pytester) -> N
     assert recorded == Environment.load(env_file)
 
 
-# -- lazy detection ----------------------------------------------------------------------------
-def test_detection_runs_only_when_a_test_needs_it(pytester, monkeypatch) -> None:
-    calls: list[int] = []
+# -- lazy detection and the pytest_rocm_detect_environment hook ---------------------------------
+class Supplier:
+    """A plugin implementing the hook: supplies ``env`` (None: declines), counting its calls."""
 
-    def fake_detect() -> Environment:
-        calls.append(1)
-        return Environment.load(ENVS / "rx7900xtx_rocm6.json")
+    def __init__(self, env: Environment | None) -> None:
+        self.env = env
+        self.calls = 0
 
-    monkeypatch.setattr(state, "_detect", fake_detect)
+    def pytest_rocm_detect_environment(self, config: pytest.Config) -> Environment | None:
+        assert isinstance(config, pytest.Config)
+        self.calls += 1
+        return self.env
+
+
+class Declines(Supplier):
+    """Called before the others (tryfirst), returns None."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_rocm_detect_environment(self, config: pytest.Config) -> Environment | None:
+        return super().pytest_rocm_detect_environment(config)
+
+
+def rx7900() -> Supplier:
+    return Supplier(Environment.load(ENVS / "rx7900xtx_rocm6.json"))
+
+
+def test_detection_runs_only_when_a_test_needs_it(pytester) -> None:
+    supplier = rx7900()
     pytester.makepyfile(test_plain="def test_a(): pass\ndef test_b(): pass")
-    result = pytester.runpytest("test_plain.py")
-    assert result.ret == 0 and calls == [] and rocm_lines(result.stdout.str()) == []
+    result = pytester.runpytest("test_plain.py", plugins=[supplier])
+    assert result.ret == 0 and supplier.calls == 0 and rocm_lines(result.stdout.str()) == []
 
     pytester.makepyfile(
         test_marked="""
@@ -131,22 +160,69 @@ def test_detection_runs_only_when_a_test_needs_it(pytester, monkeypatch) -> None
         def test_c(rocm_env): assert rocm_env.devices[0].gfx == "gfx1100"
     """
     )
-    result = pytester.runpytest("test_marked.py")
+    result = pytester.runpytest("test_marked.py", plugins=[supplier])
     result.assert_outcomes(passed=3)
-    assert calls == [1]  # once per session, however many tests ask
+    assert supplier.calls == 1  # once per session, however many tests ask
     # decided after collection, so the line follows "collected N items"
-    result.stdout.fnmatch_lines(["collected 3 items", "rocm: backend=rocm * [[]env: detected[]]"])
+    result.stdout.fnmatch_lines(["collected 3 items", "rocm: backend=rocm * [[]env: pytest_rocm_detect_environment[]]"])
 
 
-def test_requires_and_feature_do_not_detect(pytester, monkeypatch) -> None:
-    monkeypatch.setattr(state, "_detect", lambda: pytest.fail("detected"))
+def test_requires_and_feature_do_not_detect(pytester) -> None:
+    supplier = rx7900()
     pytester.makepyfile("""
         import pytest
         @pytest.mark.requires("pytest>=7")
         @pytest.mark.feature("operators/x")
         def test_a(): pass
     """)
-    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest(plugins=[supplier]).assert_outcomes(passed=1)
+    assert supplier.calls == 0
+
+
+def test_hook_none_passes_to_the_next_implementation(pytester) -> None:
+    declines, supplier = Declines(None), rx7900()
+    pytester.makepyfile("def test_env(rocm_env): assert rocm_env.devices[0].gfx == 'gfx1100'")
+    result = pytester.runpytest(plugins=[supplier, declines])
+    result.assert_outcomes(passed=1)
+    assert (declines.calls, supplier.calls) == (1, 1)
+
+
+def test_hook_in_a_conftest_supplies_markers_and_fixtures(pytester) -> None:
+    pytester.makeconftest(f"""
+        from pytest_rocm.env.model import Environment
+        def pytest_rocm_detect_environment(config):
+            return Environment.load({str(ENVS / "mi300x_8.json")!r})
+    """)
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.gpus(8)
+        @pytest.mark.gfx("cdna3")
+        def test_mi300x(rocm_env): assert len(rocm_env.devices) == 8
+        @pytest.mark.gfx("rdna3")
+        def test_rdna3(): pass
+    """)
+    result = pytester.runpytest("--junitxml=out.xml", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs rdna3, device 0 is gfx942 (cdna3)"])
+    suite = ET.parse(pytester.path / "out.xml").getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["rocm.source"] == "pytest_rocm_detect_environment"
+
+
+def test_hook_is_not_asked_when_the_environment_is_recorded(pytester) -> None:
+    supplier = rx7900()
+    pytester.makepyfile("def test_env(rocm_env): assert rocm_env.devices[0].gfx == 'gfx942'")
+    result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json", plugins=[supplier])
+    result.assert_outcomes(passed=1)
+    assert supplier.calls == 0
+
+
+def test_hook_returning_something_else_is_a_usage_error(pytester) -> None:
+    pytester.makeconftest("def pytest_rocm_detect_environment(config):\n    return 'gfx942'\n")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--rocm-gfx=gfx942")  # needs the environment at session start
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: pytest_rocm_detect_environment returned str: expected a *Environment*"])
 
 
 # -- the device fixture ------------------------------------------------------------------------
@@ -228,8 +304,11 @@ def test_env(rocm_env):
 
 
 def test_without_torch_the_plugin_works_and_device_tests_say_why(pytester) -> None:
-    # torch absent: an import of it fails as on a machine where it is not installed
-    pytester.makeconftest("import sys\nsys.modules['torch'] = None\n")
+    # torch absent: an import of it fails as on a machine where it is not installed; the hook
+    # declines (None), so the plugin's own detection runs
+    pytester.makeconftest(
+        "import sys\nsys.modules['torch'] = None\n\ndef pytest_rocm_detect_environment(config):\n    return None\n"
+    )
     pytester.makepyfile(NO_TORCH_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(passed=1, skipped=3)
@@ -270,20 +349,17 @@ def test_import_help_version_markers_never_import_torch(tmp_path) -> None:
 
 XDIST_CONFTEST = """
 import os
-from pathlib import Path
-import pytest_rocm.plugin.session as state
 from pytest_rocm.env.model import Environment
 
-def counting_detect():
+def pytest_rocm_detect_environment(config):
     with open(os.environ["DETECT_LOG"], "a") as log:
         log.write(os.environ.get("PYTEST_XDIST_WORKER", "controller") + "\\n")
     return Environment.load(os.environ["FAKE_ENV"])
-
-state._detect = counting_detect
 """
 
 
 def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
+    """The hook's environment is asked for once, on the controller, and handed to the workers."""
     pytest.importorskip("xdist")
     log = pytester.path / "detect.log"
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
@@ -300,14 +376,18 @@ def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
             assert rocm_env.devices[0].gfx == "gfx942"
         @pytest.mark.gfx("rdna3")
         def test_skipped_on_worker(): pass
+        def test_source_on_worker(pytestconfig):
+            from pytest_rocm.plugin import session
+            assert session.get_state(pytestconfig).source == "pytest_rocm_detect_environment"
     """)
     quiet = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio")  # speed only
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", *quiet)
-    result.assert_outcomes(passed=6, skipped=1)
+    result.assert_outcomes(passed=7, skipped=1)
     assert log.read_text().split() == ["controller"]
-    result.stdout.fnmatch_lines(["rocm: backend=rocm * device=0:gfx942 * [[]env: detected[]]"])
+    result.stdout.fnmatch_lines(["rocm: backend=rocm * device=0:gfx942 * [[]env: pytest_rocm_detect_environment[]]"])
 
 
 def test_plugins_list_is_kept() -> None:
-    for name in ("pytest_rocm.plugin.parity_fixtures", "pytest_rocm.plugin.report", "pytest_rocm.plugin.fixtures"):
+    for name in ("pytest_rocm.plugin.report", "pytest_rocm.plugin.fixtures"):
         assert name in plugin.pytest_plugins
+    assert "pytest_rocm.plugin.parity_fixtures" not in plugin.pytest_plugins  # folded into fixtures

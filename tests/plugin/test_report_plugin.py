@@ -14,7 +14,7 @@ CPU_ENV = f"--rocm-env={Path(__file__).parents[1] / 'data' / 'envs' / 'cpu_only.
 
 ORDINARY = """
 import pytest
-from pytest_rocm.report.outcomes import skip_not_installed
+from pytest_rocm import INFO_PROPERTY, skip_not_installed
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_matmul(dtype, record_property):
@@ -22,8 +22,8 @@ def test_matmul(dtype, record_property):
                                      "normwise": 5e-4 if dtype == "float16" else 4e-3,
                                      "rtol": 1e-2, "atol": 1e-5, "ok": True}])
     record_property("rocm_parity", [{"dtype": dtype, "normwise": float("inf"), "name": "grad"}])
-    record_property("rocm_info", {"library": "1.0"})
-    record_property("rocm_info", {"backend_ran": "math"})
+    record_property(INFO_PROPERTY, {"library": "1.0"})
+    record_property(INFO_PROPERTY, {"backend_ran": "math"})
 
 def test_fails():
     assert 1 == 2, "wrong numbers"
@@ -146,10 +146,11 @@ def test_xdist_crash_and_hang_are_recorded_next_to_surviving_results(pytester: p
         **{
             "suites/operators/test_isolation": """
         import os, resource, time, pytest
+        from pytest_rocm import INFO_PROPERTY
         @pytest.mark.parametrize("n", range(4))
         def test_ordinary(n, record_property):
             record_property("rocm_parity", [{"dtype": "float16", "normwise": 1e-3 * (n + 1)}])
-            record_property("rocm_info", {"worker": os.environ.get("PYTEST_XDIST_WORKER")})
+            record_property(INFO_PROPERTY, {"worker": os.environ.get("PYTEST_XDIST_WORKER")})
         def test_segfaults_in_a_gpu_library():
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             os.abort()
@@ -204,3 +205,26 @@ def test_unwritable_report_path_is_a_usage_error_before_any_test(pytester: pytes
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --rocm-report afile/r.json: cannot write (*)"])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+FEATURE_ROWS = """
+import pytest
+
+@pytest.mark.feature("  models/class-row ")
+class TestRows:
+    def test_from_class(self): pass
+    @pytest.mark.feature("models/method-row")
+    def test_closest(self): pass
+"""
+
+
+def test_feature_is_read_from_the_parsed_markers_closest_first(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_rows=FEATURE_ROWS)
+    pytester.runpytest("--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV).assert_outcomes(passed=2)
+    assert set(_results(pytester.path / "r.json")) == {"models/class-row", "models/method-row"}
+    # a bad feature marker is the core plugin's collection error, not a crash in the report's hook
+    pytester.makepyfile(test_bad='import pytest\n@pytest.mark.feature("")\ndef test_bad(): pass\n')
+    result = pytester.runpytest("--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*test_bad.py::test_bad: feature(''): bad feature name ''*"])
+    assert "Traceback" not in result.stdout.str()

@@ -11,8 +11,8 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.files import write_json
 from pytest_rocm.report.load import load_report
-from pytest_rocm.report.records import write_json
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 

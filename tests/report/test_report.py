@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from pytest_rocm import INFO_PROPERTY
 from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.report import files
 from pytest_rocm.report import load as report_load
 from pytest_rocm.report import records as report
 from pytest_rocm.report.load import ReportError
@@ -75,6 +78,18 @@ OK_SETUP, OK_TEARDOWN = phase("setup", "passed"), phase("teardown", "passed")
             ("timeout", "Timeout (>2.0s) from pytest-timeout"),
         ),
         (
+            [OK_SETUP, phase("call", "failed", "E   Failed: Timeout (>144s) from the distributed watchdog: rank 1")],
+            ("timeout", "Timeout (>144s) from the distributed watchdog"),
+        ),
+        (
+            [OK_SETUP, phase("call", "failed", "E   Failed: Timeout (>30s) in the known-issue child: hung")],
+            ("timeout", "Timeout (>30s) in the known-issue child"),
+        ),
+        (
+            [OK_SETUP, phase("call", "failed", "E   AssertionError: Timeout (>2s) is what I print")],
+            ("failed", "E   AssertionError: Timeout (>2s) is what I print"),
+        ),
+        (
             [OK_SETUP, phase("???", "failed", "worker 'gw0' crashed while running 'a.py::t'")],
             ("crashed", "worker 'gw0' crashed while running 'a.py::t'"),
         ),
@@ -103,11 +118,11 @@ def test_a_tests_own_timeout_marker_decides_for_a_dead_worker() -> None:
 
 def test_record_flattens_parity_merges_info_and_reads_serialized_properties() -> None:
     # under xdist user_properties arrive as lists, not tuples, and each phase carries its own copy
-    call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], ["rocm_info", {"lib": "1"}]]
+    call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], [INFO_PROPERTY, {"lib": "1"}]]
     teardown_props = [
         *call_props,
         ["rocm_parity", [{"dtype": "bfloat16", "normwise": float("inf")}]],
-        ["rocm_info", {"sdpa": "math"}],
+        [INFO_PROPERTY, {"sdpa": "math"}],
         ["rocm_feature", "attention/sdpa"],
     ]
     phases = [
@@ -147,7 +162,7 @@ def test_default_label() -> None:
 # -- files ----------------------------------------------------------------------------------------
 def test_sidecar_round_trip_drops_a_cut_off_last_line(tmp_path: Path) -> None:
     path = tmp_path / "r.json.partial.jsonl"
-    sidecar = report.Sidecar(path, {"label": "L", "environment": {"backend": "cpu"}})
+    sidecar = files.Sidecar(path, {"label": "L", "environment": {"backend": "cpu"}})
     for outcome in ("passed", "failed"):
         sidecar.append({"nodeid": f"a.py::{outcome}", "feature": f"a/{outcome}", "outcome": outcome})
     sidecar.close()
@@ -161,7 +176,7 @@ def test_sidecar_round_trip_drops_a_cut_off_last_line(tmp_path: Path) -> None:
 
 def test_final_report_validates(tmp_path: Path) -> None:
     doc = report.assemble("L", {}, [{"nodeid": "a::b", "feature": "a/b", "outcome": "passed"}])
-    report.write_json(tmp_path / "r.json", doc)
+    files.write_json(tmp_path / "r.json", doc)
     assert report_load.load_report(tmp_path / "r.json")["summary"]["passed"] == 1
 
 
@@ -201,11 +216,11 @@ def test_bad_reports_give_one_line_naming_the_file(tmp_path: Path, name: str, me
 
 
 def test_missing_report_points_at_the_sidecar_of_a_killed_run(tmp_path: Path) -> None:
-    report.Sidecar(report.sidecar_path(tmp_path / "r.json"), {"label": "L"}).close()
+    files.Sidecar(files.sidecar_path(tmp_path / "r.json"), {"label": "L"}).close()
     with pytest.raises(ReportError, match=r"r\.json: no such file \(an interrupted run left .*r\.json\.partial\.jsonl"):
         report_load.load_report(tmp_path / "r.json")
 
 
 def test_same_label_twice_is_an_error() -> None:
-    with pytest.raises(ReportError, match="label 'rocm torch2.6.0 rocm6.2.4 gfx1100' is also the label of"):
+    with pytest.raises(ReportError, match=re.escape("label 'rocm torch2.6.0 rocm6.2.4 gfx1100' is also the label of")):
         report_load.load_reports([DATA / "gfx1100.json", DATA / "gfx1100.json"])

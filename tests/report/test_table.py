@@ -16,7 +16,7 @@ from pytest_rocm import cli
 from pytest_rocm.report.html import chart_svg, render_html
 from pytest_rocm.report.load import load_reports
 from pytest_rocm.report.records import assemble
-from pytest_rocm.report.table import Cell, build_table, render_markdown, row_status
+from pytest_rocm.report.table import Cell, build_table, render_csv, render_markdown, row_status
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 GFX1100, GFX942 = DATA / "gfx1100.json", DATA / "gfx942.json"
@@ -76,6 +76,41 @@ def test_one_feature_tested_twice_shows_the_worst() -> None:
         record["suite"] = "operators"
     cell = build_table([assemble("L", {}, records)]).rows[0].cells["L"]
     assert (cell.outcome, cell.reason, cell.errors) == ("failed", "bad", {"float16": 3e-2})
+
+
+def test_a_known_issue_row_names_its_report_in_every_format() -> None:
+    issue = {
+        "url": "https://github.com/pytorch/pytorch/issues/189849",
+        "seen_on": {"gfx": "gfx1151", "torch": "2.14.0a0"},
+        "fixed_in": None,
+    }
+    records = [
+        {
+            "nodeid": "suites/known_issues/test_k.py::test_k[a]",
+            "feature": "known_issues/sdpa[bf16]",
+            "suite": "known_issues",
+            "outcome": "failed",
+            "reason": "wrong",
+            "info": {"issue": issue},
+        },
+        {
+            "nodeid": "suites/operators/test_a.py::test_x",
+            "feature": "operators/x",
+            "suite": "operators",
+            "outcome": "passed",
+        },
+    ]
+    table = build_table([assemble("L", {}, records)])
+    row = next(r for r in table.rows if r.suite == "known_issues")
+    text = "pytorch/pytorch#189849; seen on gfx gfx1151, torch 2.14.0a0; fixed in not stated"
+    assert row.issue_text() == text
+    assert f"[{text}](https://github.com/pytorch/pytorch/issues/189849)" in render_markdown(table)
+    lines = list(csv.reader(io.StringIO(render_csv(table))))
+    assert lines[0][-3:] == ["issue url", "seen on", "fixed in"]
+    by_feature = {line[1]: line for line in lines[1:]}
+    assert by_feature["known_issues/sdpa[bf16]"][-3:] == [issue["url"], "gfx gfx1151, torch 2.14.0a0", ""]
+    assert by_feature["operators/x"][-3:] == ["", "", ""]
+    assert 'href="https://github.com/pytorch/pytorch/issues/189849"' in render_html(table)
 
 
 def test_markdown_and_csv(capsys: pytest.CaptureFixture[str]) -> None:

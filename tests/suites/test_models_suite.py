@@ -32,18 +32,34 @@ BROKEN_DTYPE = "{dtype}"
 
 @pytest.fixture(autouse=True)
 def _broken_attention(monkeypatch):
+    import sys
+
     import torch
-    from transformers.models.llama import modeling_llama
+    import transformers.models.llama.modeling_llama  # noqa: F401  (at least this run's copy)
 
-    original = modeling_llama.LlamaAttention.forward
+    def broken(original):
+        def forward(self, *args, **kwargs):
+            output, *rest = original(self, *args, **kwargs)
+            if output.dtype == getattr(torch, BROKEN_DTYPE):
+                output = output.roll(16, dims=-1)  # one head's width along the hidden dimension
+            return (output, *rest)
 
-    def forward(self, *args, **kwargs):
-        output, *rest = original(self, *args, **kwargs)
-        if output.dtype == getattr(torch, BROKEN_DTYPE):
-            output = output.roll(16, dims=-1)  # one head's width along the hidden dimension
-        return (output, *rest)
+        return forward
 
-    monkeypatch.setattr(modeling_llama.LlamaAttention, "forward", forward)
+    # every loaded copy of the class: tiny.py caches its reference model, so after an earlier
+    # in-process run the model's LlamaAttention can be the class of a transformers module that
+    # the run's snapshot has since dropped from sys.modules (and that this import re-created)
+    classes = set(type(obj) for obj in _live_attentions()) | set(
+        m.LlamaAttention for n, m in list(sys.modules.items()) if n.endswith("modeling_llama") and m
+    )
+    for cls in classes:
+        monkeypatch.setattr(cls, "forward", broken(cls.forward))
+
+
+def _live_attentions():
+    import gc
+
+    return [o for o in gc.get_objects() if type(o).__name__ == "LlamaAttention"]
 """
 
 #: GradScaler that forgets to unscale the gradients before the optimizer step (fp16 only)

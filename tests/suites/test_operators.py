@@ -7,6 +7,7 @@ process, and checks which fail and that the failure names the op and the dtype.
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import sys
@@ -18,7 +19,7 @@ torch = pytest.importorskip("torch")
 # pytester's in-process runs forget the modules a run imported; importing triton's native module a
 # second time then aborts the process (nanobind). torch._dynamo (imported lazily by the suite, and
 # it brings triton) is loaded once here, so every run finds it already there.
-import torch._dynamo  # noqa: E402
+importlib.import_module("torch._dynamo")
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "operators"
 
@@ -204,9 +205,11 @@ import opsupport  # noqa: E402  (the suite's helper module; the suite folder is 
     ],
 )
 def test_unsupported_errors_become_skips(message: str) -> None:
-    with pytest.raises(pytest.skip.Exception, match=r"op does not support float16 on backend cpu \(cpu\)"):
-        with opsupport.unsupported_as_skip("op", "float16", torch.device("cpu")):
-            raise RuntimeError(message)
+    with (
+        pytest.raises(pytest.skip.Exception, match=r"op does not support float16 on backend cpu \(cpu\)"),
+        opsupport.unsupported_as_skip("op", "float16", torch.device("cpu")),
+    ):
+        raise RuntimeError(message)
 
 
 @pytest.mark.parametrize("error", [RuntimeError("CUDA error: an illegal memory access"), AssertionError("Half")])

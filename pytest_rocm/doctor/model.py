@@ -1,0 +1,58 @@
+"""The doctor's vocabulary: a check's status, its result (``Check``) and the facts beyond the
+Environment some checks read (``Extras``).
+
+``doctor.checks`` re-exports all of it; import from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+#: ok: nothing wrong; warn: a run works but misleads or is fragile; fail: a run breaks;
+#: skipped: the check does not apply here, or lacks the facts to judge
+CheckStatus = Literal["ok", "warn", "fail", "skipped"]
+STATUSES: tuple[CheckStatus, ...] = ("ok", "warn", "fail", "skipped")
+#: the statuses that are a problem: shown by the pytest header and ``rocm-compat env``
+PROBLEMS: tuple[CheckStatus, ...] = ("fail", "warn")
+#: the status as the one-line form shows it (four characters, so the ids line up)
+MARKS: dict[CheckStatus, str] = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skipped": "skip"}
+
+
+@dataclass
+class Check:
+    id: str
+    status: CheckStatus
+    #: what the check saw, one line
+    evidence: str
+    #: how to fix it, a command or a sentence (None when there is nothing to fix)
+    fix: str | None = None
+
+    @property
+    def line(self) -> str:
+        """The check in one line: ``[FAIL] torch-build: <evidence>``.
+
+        The one form every output uses: ``rocm-compat doctor`` (followed by the fix), the pytest
+        header (after ``rocm: ``) and the problems of ``rocm-compat env``.
+        """
+        return f"[{MARKS[self.status]}] {self.id}: {self.evidence}"
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status in PROBLEMS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Extras:
+    """Facts some checks need beyond the Environment, probed through the same seam
+    (``doctor.render.probe_extras``). The defaults mean "not probed": the checks that need them
+    then judge from the Environment alone, or are skipped."""
+
+    #: PCI addresses of AMD display/accelerator devices, seen even when no driver is loaded
+    pci_amd_gpus: list[str] = field(default_factory=list)
+    #: the MIOpen user database folder and whether this user can write there (None: not probed)
+    miopen_path: str | None = None
+    miopen_writable: bool | None = None

@@ -1,0 +1,77 @@
+"""The shape of a plugin marker: its spec (name, help, parser, decision) and what flows through it.
+
+:mod:`pytest_rocm.plugin.marks` defines the markers and the registry; this module holds only the
+types they share, so modules that define or read markers need not import each other.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_rocm.plugin.selection import Selection
+
+#: the installed version of a distribution (``requires``), None when absent
+VersionOf = Callable[[str], str | None]
+
+
+class MarkerError(ValueError):
+    """A marker whose arguments are wrong; the message names the marker and the bad value."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    name: str
+    args: tuple[Any, ...]  # normalised arguments (what ``parse`` returned)
+    text: str  # the marker as written, for messages: gfx('gfx942')
+
+
+@dataclass(frozen=True)
+class Decision:
+    skip: str | None = None
+    #: (reason, strict) when the test is expected to fail here; strict None: pytest's xfail_strict
+    xfail: tuple[str, bool | None] | None = None
+
+
+RUN = Decision()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What decisions read: the selection (None when no marker of the test needs the environment)
+    and the version of an installed distribution (``requires``)."""
+
+    selection: Selection | None
+    version_of: VersionOf
+
+    @property
+    def sel(self) -> Selection:
+        assert self.selection is not None, "evaluate() gives markers that need it a selection"
+        return self.selection
+
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    """One marker: ``parse`` validates and normalises its arguments at collection (its signature is
+    the marker's), ``decide`` turns them into a :class:`Decision` (pure)."""
+
+    name: str
+    parse: Callable[..., tuple[Any, ...]]
+    decide: Callable[[tuple[Any, ...], Context], Decision]
+    help: str
+    #: whether deciding it needs the environment (detection: torch)
+    needs_env: bool = True
+
+    @property
+    def signature(self) -> str:
+        parts = []
+        for param in inspect.signature(self.parse).parameters.values():
+            if param.kind is param.VAR_POSITIONAL:
+                parts.append(f"*{param.name}")
+            elif param.default is not param.empty:
+                parts.append(f"{param.name}={param.default!r}")
+            else:
+                parts.append(param.name)
+        return f"{self.name}({', '.join(parts)})" if parts else self.name

@@ -1,0 +1,177 @@
+"""Choosing the device under test from an environment and the options (pure: no pytest, no torch),
+and the facts about that choice that skip reasons quote.
+
+:func:`select` applies ``--rocm-device`` / ``--rocm-gfx`` to an :class:`~pytest_rocm.env.model.Environment`
+and returns a :class:`Selection`; options this environment cannot meet raise :class:`SelectionError`
+(the plugin turns it into a usage error). ``--rocm-gfx`` with no device here makes the selection a
+*plan*: one pretend device of that architecture. :mod:`pytest_rocm.plugin.session` caches the
+session's selection; markers (:mod:`pytest_rocm.plugin.marks`) are decided from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pytest_rocm.env import arch
+from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.plugin.options import Settings
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The device under test and the environment markers are decided from."""
+
+    #: the environment decisions use (a plan adds the pretend device to the real one)
+    env: Environment
+    device: Device | None
+    #: devices that count for ``gpus(n)`` (those matching --rocm-gfx when given)
+    candidates: tuple[Device, ...] = ()
+    forced_cpu: bool = False
+    #: the gfx a plan pretends (``--rocm-gfx`` with no device here), else None
+    plan: str | None = None
+    #: why there is no device under test, phrased to follow "needs a GPU, " ("" when there is one)
+    no_device: str = ""
+    #: text of the --rocm-gfx restriction for messages ("gfx1030"), "" when none
+    gfx_filter: str = ""
+
+
+class SelectionError(ValueError):
+    """Options that this environment cannot satisfy; the message is the whole usage error."""
+
+
+def describe_device(device: Device) -> str:
+    """``0:gfx1100 (AMD Radeon RX 7900 XTX)``"""
+    return f"{device.index}:{device.gfx} ({device.name})"
+
+
+def no_device_reason(env: Environment) -> str:
+    """Why torch offers no device here, for skip reasons and errors: names the observed fact."""
+    kernel = [g.gfx or "unknown gfx" for g in env.system.gpus]
+    seen = f"; the kernel reports {len(kernel)} GPU(s): {', '.join(kernel)}" if kernel else ""
+    if env.torch is None:
+        # torch_error already says which: "torch is not installed" or "torch failed to import: ..."
+        return f"{env.torch_error or 'torch is not installed'}{seen}"
+    if env.backend == "cuda" or (env.cuda and not env.hip):
+        if kernel:
+            return f"torch {env.torch} is a CUDA build and cannot use AMD GPUs{seen}"
+        return f"torch {env.torch} sees no CUDA device"
+    if not env.hip:
+        return f"torch {env.torch} is a CPU build (no ROCm or CUDA runtime){seen}"
+    access = ""
+    if env.system.kfd and env.system.kfd_access is False:
+        access = "; /dev/kfd is not accessible to this user (groups render, video)"
+    elif env.system.gpus and not env.system.kfd:
+        access = "; /dev/kfd is missing"
+    return f"torch {env.torch} sees no GPU{access}{seen}"
+
+
+def select(env: Environment, settings: Settings) -> Selection:
+    """Apply --rocm-device / --rocm-gfx to an environment. Raises SelectionError."""
+    devices = tuple(env.devices)
+    if settings.forced_cpu:
+        return Selection(
+            env,
+            None,
+            (),
+            forced_cpu=True,
+            no_device=f"the device under test is the CPU ({settings.device_source}=cpu)",
+        )
+    if isinstance(settings.device, int):
+        chosen = next((d for d in devices if d.index == settings.device), None)
+        if chosen is None:
+            found = ", ".join(describe_device(d) for d in devices) or f"none ({no_device_reason(env)})"
+            raise SelectionError(f"{settings.device_source}=cuda:{settings.device}: no such device; found {found}")
+        if settings.gfx and not any(arch.matches(p, chosen.arch) for p in settings.gfx):
+            raise SelectionError(
+                f"{settings.device_source}=cuda:{settings.device} is {chosen.gfx}, which "
+                f"{settings.gfx_source}={','.join(settings.gfx)} excludes"
+            )
+        return Selection(env, chosen, devices)
+    if settings.gfx:
+        wanted = ",".join(settings.gfx)
+        matching = tuple(d for d in devices if any(arch.matches(p, d.arch) for p in settings.gfx))
+        if matching:
+            return Selection(env, matching[0], matching, gfx_filter=wanted)
+        if devices:
+            found = ", ".join(describe_device(d) for d in devices)
+            raise SelectionError(f"{settings.gfx_source}={wanted}: no device matches; found {found}")
+        return _plan(env, settings)
+    if devices:
+        return Selection(env, devices[0], devices)
+    return Selection(env, None, (), no_device=no_device_reason(env))
+
+
+def _plan_gfx(pattern: str) -> tuple[str | None, list[str]]:
+    """The gfx a plan pretends for a pattern: itself when a gfx name, else the only known match
+    (cdna2 -> gfx90a). Several matches are ambiguous: returns (None, matches)."""
+    base, _ = arch.split_arch(pattern)
+    if arch.is_gfx(base):
+        return pattern, [base]
+    found = [g for g in arch.known_gfx() if arch.matches(pattern, g)]
+    return (found[0] if len(found) == 1 else None), found
+
+
+def _plan(env: Environment, settings: Settings) -> Selection:
+    pattern = settings.gfx[0]
+    gfx_arch, found = _plan_gfx(pattern)
+    if gfx_arch is None:
+        raise SelectionError(
+            f"{settings.gfx_source}={','.join(settings.gfx)}: no device here, so this run is a plan, "
+            f"and a plan needs one architecture: {pattern} could be {', '.join(found) or 'nothing known'}"
+        )
+    base, features = arch.split_arch(gfx_arch)
+    device = Device(
+        index=0,
+        name=f"plan for {base}",
+        arch=gfx_arch,
+        gfx=base,
+        hardware_gfx=base,
+        features=features,
+        in_build=None,
+    )
+    plan_env = dataclasses.replace(env, backend="rocm", devices=[device])
+    return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx))
+
+
+# -- facts that skip reasons quote ------------------------------------------------------------------
+def describe_pattern(pattern: str) -> str:
+    """``gfx942 (cdna3)`` for a gfx name; a glob or family as written."""
+    base, _ = arch.split_arch(pattern)
+    return arch.describe(pattern) if arch.is_gfx(base) else pattern
+
+
+def matches_any(patterns: tuple[str, ...], sel: Selection) -> bool:
+    """Whether the device under test matches one of the architecture patterns (no device: no)."""
+    return sel.device is not None and any(arch.matches(p, sel.device.arch) for p in patterns)
+
+
+def device_fact(sel: Selection) -> str:
+    """``device 0 is gfx1100 (rdna3)``, with the silicon when an override hides it; call only
+    with a device under test."""
+    d = sel.device
+    assert d is not None
+    if sel.plan:
+        return f"the plan is for {arch.describe(d.gfx)}"
+    fact = f"device {d.index} is {arch.describe(d.gfx)}"
+    if d.hardware_gfx and d.hardware_gfx != d.gfx:
+        override = sel.env.variables.get("HSA_OVERRIDE_GFX_VERSION")
+        how = f" through HSA_OVERRIDE_GFX_VERSION={override}" if override else ""
+        fact += f" (silicon {d.hardware_gfx}{how})"
+    return fact
+
+
+def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
+    """(version, why it is missing) of ``"rocm"`` or ``"torch"`` in the decision environment."""
+    env = sel.env
+    if what == "torch":
+        if env.torch is None:
+            return None, "torch is not installed"
+        return env.torch, ""
+    if env.rocm:
+        return env.rocm, ""
+    if env.torch is None:
+        return None, "torch is not installed"
+    if sel.plan:
+        return None, f"the plan for {sel.plan} knows no ROCm version (record one and use --rocm-env)"
+    return None, f"torch {env.torch} has no ROCm runtime (backend {env.backend})"

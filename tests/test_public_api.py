@@ -1,0 +1,60 @@
+"""The public API (pytest_rocm.__all__): every name resolves, lazily, and the cheap ones stay cheap."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import pytest_rocm
+
+
+@pytest.mark.parametrize("name", pytest_rocm.__all__)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(pytest_rocm, name) is not None
+    assert name in dir(pytest_rocm)
+
+
+def test_all_lists_exactly_the_lazy_names_and_the_eager_ones() -> None:
+    assert sorted(pytest_rocm.__all__) == sorted(["__version__", "skip_not_installed", *pytest_rocm._LAZY])
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'state'"):
+        _ = pytest_rocm.state  # type: ignore[attr-defined]
+
+
+def test_environment_types_and_report_names_import_neither_torch_nor_pytest() -> None:
+    code = (
+        "import sys, pytest_rocm\n"
+        "pytest_rocm.Environment, pytest_rocm.Device, pytest_rocm.INFO_PROPERTY, pytest_rocm.ParityResult\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest', '_pytest'))\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_documented_accessors_are_the_plugin_session_ones() -> None:
+    from pytest_rocm.plugin import session
+
+    assert pytest_rocm.get_environment is session.get_environment
+    assert pytest_rocm.get_device is session.get_device
+    assert pytest_rocm.device_string is session.device_string
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        ("pytest_rocm.parity", "pytest_rocm", ["assert_parity", "ParityResult", "ParityError", "DtypeUnsupported"]),
+        ("pytest_rocm.state", "pytest_rocm", ["get_environment", "get_device", "device_string"]),
+        ("pytest_rocm.outcomes", "pytest_rocm", ["skip_not_installed", "not_installed_reason", "INFO_PROPERTY"]),
+        ("pytest_rocm.strategies", "pytest_rocm.parity.strategies", ["rocm_gpu_settings", "shapes", "tensors"]),
+    ],
+)
+def test_the_import_paths_the_docs_gave_before_the_layout_still_work(old: str, new: str, names: list[str]) -> None:
+    before, now = importlib.import_module(old), importlib.import_module(new)
+    for name in names:
+        assert getattr(before, name) is getattr(now, name), name
