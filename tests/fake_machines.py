@@ -216,6 +216,11 @@ def _device(agent: dict[str, Any], name: str | None = None, isa: str | None = No
     }
 
 
+def _torch_device(name: str, gcn_arch: str, memory: int, cus: int) -> dict[str, Any]:
+    """get_device_properties fields given outright (a device no rocminfo sample shows)."""
+    return {"name": name, "gcnArchName": gcn_arch, "total_memory": memory, "multi_processor_count": cus}
+
+
 @dataclass
 class Recorded:
     machine: Machine
@@ -233,6 +238,11 @@ def machines() -> dict[str, Recorded]:
     hip_624 = "6.2.41134-65d174c3e"  # docs/design.md example (torch 2.6.0+rocm6.2.4)
     hip_62 = "6.2.41133-dd7f95766"  # ROCM-FACTS.md (torch.version.hip of the rocm6.2 wheels)
     out: dict[str, Recorded] = {}
+
+    def rocm62_wheel(gpus: list[Node], devices: list[dict[str, Any]]) -> tuple[Machine, SimpleNamespace]:
+        """A ROCm 6.2.0 host with these GPU nodes, and the official rocm6.2 wheel seeing ``devices``."""
+        torch = fake_torch("2.5.1+rocm6.2", hip=hip_62, arch_list=arch_list_for("rocm6.2"), devices=devices)
+        return Machine([Node(CPU_NODE), *gpus], rocm_version="6.2.0-66"), torch
 
     out["rx7900xtx_rocm6"] = Recorded(
         Machine([Node(CPU_NODE), _gpu_node(properties(MOCK_7900XTX), 45316, xtx["vram"])], rocm_version="6.2.4-116"),
@@ -253,15 +263,9 @@ def machines() -> dict[str, Recorded]:
         unique_id=0,
     )
     out["rx6800xt_igpu"] = Recorded(
-        Machine(
-            [Node(CPU_NODE), _gpu_node(rdna2, 52213, navi21["vram"]), _gpu_node(igpu, 6913, raphael["vram"])],
-            rocm_version="6.2.0-66",
-        ),
-        fake_torch(
-            "2.5.1+rocm6.2",
-            hip=hip_62,
-            arch_list=arch_list_for("rocm6.2"),
-            devices=[_device(navi21), _device(raphael)],
+        *rocm62_wheel(
+            [_gpu_node(rdna2, 52213, navi21["vram"]), _gpu_node(igpu, 6913, raphael["vram"])],
+            [_device(navi21), _device(raphael)],
         ),
         {},
         "GPUs: rocminfo ROCm/ROCm#2330 (RX 6800 XT + Ryzen 7 7700X iGPU gfx1036); KFD properties: the "
@@ -269,19 +273,9 @@ def machines() -> dict[str, Recorded]:
     )
     navi22 = properties(MOCK_7900XTX, gfx_target_version=100301, simd_count=80, device_id=29663)
     out["rx6700xt_override"] = Recorded(
-        Machine([Node(CPU_NODE), _gpu_node(navi22, 17621, 12868124672)], rocm_version="6.2.0-66"),
-        fake_torch(
-            "2.5.1+rocm6.2",
-            hip=hip_62,
-            arch_list=arch_list_for("rocm6.2"),
-            devices=[
-                {
-                    "name": "AMD Radeon RX 6700 XT",
-                    "gcnArchName": "gfx1030",
-                    "total_memory": 12868124672,
-                    "multi_processor_count": 40,
-                }
-            ],
+        *rocm62_wheel(
+            [_gpu_node(navi22, 17621, 12868124672)],
+            [_torch_device("AMD Radeon RX 6700 XT", "gfx1030", 12868124672, 40)],
         ),
         {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
         "RX 6700 XT (gfx1031, 40 CUs, 12 GiB) with HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353): the "
@@ -358,19 +352,9 @@ def machines() -> dict[str, Recorded]:
     )
     navi32 = properties(MOCK_7900XTX, gfx_target_version=110001, simd_count=120, device_id=29822)
     out["no_binary"] = Recorded(
-        Machine([Node(CPU_NODE), _gpu_node(navi32, 9001, 17163091968)], rocm_version="6.2.0-66"),
-        fake_torch(
-            "2.5.1+rocm6.2",
-            hip=hip_62,
-            arch_list=arch_list_for("rocm6.2"),
-            devices=[
-                {
-                    "name": "AMD Radeon RX 7800 XT",
-                    "gcnArchName": "gfx1101",
-                    "total_memory": 17163091968,
-                    "multi_processor_count": 60,
-                }
-            ],
+        *rocm62_wheel(
+            [_gpu_node(navi32, 9001, 17163091968)],
+            [_torch_device("AMD Radeon RX 7800 XT", "gfx1101", 17163091968, 60)],
         ),
         {},
         "RX 7800 XT (gfx1101) with the official rocm6.2 wheel, whose arch list lacks gfx1101 "

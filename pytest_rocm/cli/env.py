@@ -12,7 +12,6 @@ unreadable --env file), reported as one line on stderr.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from pytest_rocm.doctor.checks import diagnose, problem_lines
     from pytest_rocm.doctor.render import probe_extras
     from pytest_rocm.env.detect import detect_environment
-    from pytest_rocm.env.seam import SYSROOT_VARIABLE, Seam, SysrootError, check_sysroot
+    from pytest_rocm.env.seam import Seam, SysrootError
 
     if args.env_file:
         try:
@@ -50,10 +49,9 @@ def run(args: argparse.Namespace) -> int:
         extras = None  # a recording: this machine's probes would describe another machine
     else:
         try:
-            root = check_sysroot(os.environ.get(SYSROOT_VARIABLE))
+            seam = Seam()  # checks PYTEST_ROCM_SYSROOT
         except SysrootError as exc:
             return _fail(str(exc))
-        seam = Seam(sysroot=root)
         env = detect_environment(seam)
         extras = probe_extras(seam, env)
     text = env.to_json()

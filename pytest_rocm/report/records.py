@@ -36,11 +36,12 @@ FEATURE_PROPERTY = "rocm_feature"
 TIMEOUT_PROPERTY = "rocm_timeout"
 SUITE_FOLDERS = ("suites", "_suites")
 MAX_REASON = 400
-#: a hang ended by pytest-timeout, or by a suite's own watchdog that says so the same way
-#: (``Timeout (>144s) from the distributed watchdog: ...``, ``... in the known-issue child: ...``)
-_TIMEOUT_RE = re.compile(
-    r"Timeout \(>[0-9.]+s\) (?:from pytest-timeout|from the distributed watchdog|in the known-issue child)"
-)
+#: a hang: a failure whose message is ``Timeout (>Ns) <who>[: detail]``, the words pytest-timeout
+#: fails with (``Timeout (>2.0s) from pytest-timeout.``). A suite's own watchdog reports a hang by
+#: failing with a message of that shape (``pytest.fail("Timeout (>144s) from the distributed
+#: watchdog: rank 1")``); the reason recorded is the part before the detail. Only the message
+#: itself counts (a line's start, or after ``Failed: ``), not the words inside another error.
+_TIMEOUT_RE = re.compile(r"(?m)(?:^|Failed: )(Timeout \(>[0-9.]+s\) [^:\n]*?)\.?(?::|$)")
 _XDIST_CRASH_RE = re.compile(r"worker '?[\w-]+'? crashed while running")
 
 
@@ -161,7 +162,7 @@ def _failure_outcome(report: Any, fallback: Outcome) -> tuple[Outcome, str | Non
     text = _longrepr_text(report)
     match = _TIMEOUT_RE.search(text)
     if match:
-        return "timeout", match.group(0)
+        return "timeout", match.group(1)
     if "[XPASS(strict)]" in text:
         return "xpassed", text.strip() or None
     if _XDIST_CRASH_RE.search(text):

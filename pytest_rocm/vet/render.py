@@ -19,10 +19,6 @@ _ORIGIN = {
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 
 
-def _where(f: Finding) -> str:
-    return f"{f.path}:{f.line}" if f.line else f.path
-
-
 def ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_SEVERITY.get(f.severity, 9), f.rule, f.path, f.line or 0))
 

@@ -34,18 +34,17 @@ from pytest_rocm.env.model import Environment, SystemGpu
 
 GIB = 1024**3
 ROCM624 = "6.2.4"
-XTX = {
-    "name": "AMD Radeon RX 7900 XTX",
-    "gcnArchName": "gfx1100",
-    "total_memory": 24 * GIB,
-    "multi_processor_count": 96,
-}
-MI300X = {
-    "name": "AMD Instinct MI300X",
-    "gcnArchName": "gfx942:sramecc+:xnack-",
-    "total_memory": 192 * GIB,
-    "multi_processor_count": 304,
-}
+
+
+def torch_device(name: str, gcn_arch: str, memory: int, cus: int) -> dict[str, Any]:
+    """The get_device_properties fields of one device, as fake_torch takes them."""
+    return {"name": name, "gcnArchName": gcn_arch, "total_memory": memory, "multi_processor_count": cus}
+
+
+XTX = torch_device("AMD Radeon RX 7900 XTX", "gfx1100", 24 * GIB, 96)
+MI300X = torch_device("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 192 * GIB, 304)
+MI210 = torch_device("AMD Instinct MI210", "gfx90a:sramecc+:xnack-", 64 * GIB, 104)
+RX6800XT = torch_device("AMD Radeon RX 6800 XT", "gfx1030", 16 * GIB, 72)
 
 
 class NoAccessSeam:
@@ -153,12 +152,7 @@ def test_driver_not_loaded(tmp_path: Path) -> None:
 
 
 def test_gfx_missing_from_build_suggests_override(tmp_path: Path) -> None:
-    rx6700 = {
-        "name": "AMD Radeon RX 6700 XT",
-        "gcnArchName": "gfx1031",
-        "total_memory": 12 * GIB,
-        "multi_processor_count": 40,
-    }
+    rx6700 = torch_device("AMD Radeon RX 6700 XT", "gfx1031", 12 * GIB, 40)
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)), rocm_torch(rx6700))
     check = only_problem(checks, "gfx-in-build")
     assert "gfx1031 (rdna2)" in check.evidence and "hipErrorNoBinaryForGpu" in check.evidence
@@ -166,21 +160,15 @@ def test_gfx_missing_from_build_suggests_override(tmp_path: Path) -> None:
 
 
 def test_gfx_missing_without_override_says_build_from_source(tmp_path: Path) -> None:
-    rx580 = {"name": "Radeon RX 580", "gcnArchName": "gfx803", "total_memory": 8 * GIB, "multi_processor_count": 36}
+    rx580 = torch_device("Radeon RX 580", "gfx803", 8 * GIB, 36)
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=80003)), rocm_torch(rx580))
     assert "PYTORCH_ROCM_ARCH=gfx803" in only_problem(checks, "gfx-in-build").fix
 
 
 def test_an_arch_list_with_target_features_counts_by_gfx(tmp_path: Path) -> None:
     """A source build (PYTORCH_ROCM_ARCH="gfx90a:xnack-;gfx942") lists features: gfx90a is built."""
-    mi210 = {
-        "name": "AMD Instinct MI210",
-        "gcnArchName": "gfx90a:sramecc+:xnack-",
-        "total_memory": 64 * GIB,
-        "multi_processor_count": 104,
-    }
     torch = fake_torch(
-        "2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[mi210]
+        "2.6.0+rocm6.2.4", hip="6.2.41133-dd7f95766", arch_list=["gfx90a:xnack-", "gfx942"], devices=[MI210]
     )
     checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)), torch)
     assert checks["gfx-in-build"].status == "ok", checks["gfx-in-build"]
@@ -189,12 +177,7 @@ def test_an_arch_list_with_target_features_counts_by_gfx(tmp_path: Path) -> None
 def test_spoofed_gfx1031_runs_and_says_so(tmp_path: Path) -> None:
     """The override is right (hsa-override ok); that the card reports gfx1030 is a warning: errors
     and results name gfx1030, not the silicon (what the pytest header warned of before)."""
-    spoofed = {
-        "name": "AMD Radeon RX 6700 XT",
-        "gcnArchName": "gfx1030",
-        "total_memory": 12 * GIB,
-        "multi_processor_count": 40,
-    }
+    spoofed = torch_device("AMD Radeon RX 6700 XT", "gfx1030", 12 * GIB, 40)
     checks = run_doctor(
         tmp_path,
         machine(gpu_node(MOCK_7900XTX, gfx_target_version=100301)),
@@ -208,16 +191,10 @@ def test_spoofed_gfx1031_runs_and_says_so(tmp_path: Path) -> None:
 
 
 def test_malformed_override_gets_the_decimal_form(tmp_path: Path) -> None:
-    mi210 = {
-        "name": "AMD Instinct MI210",
-        "gcnArchName": "gfx90a:sramecc+:xnack-",
-        "total_memory": 64 * GIB,
-        "multi_processor_count": 104,
-    }
     checks = run_doctor(
         tmp_path,
         machine(gpu_node(MOCK_7900XTX, gfx_target_version=90010)),
-        rocm_torch(mi210),
+        rocm_torch(MI210),
         environ={"HSA_OVERRIDE_GFX_VERSION": "9.0.a"},
     )
     check = checks["hsa-override"]
@@ -234,7 +211,7 @@ def test_unneeded_override_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_override_across_families_fails(tmp_path: Path) -> None:
-    strix = {"name": "AMD Radeon 890M", "gcnArchName": "gfx1100", "total_memory": 2 * GIB, "multi_processor_count": 16}
+    strix = torch_device("AMD Radeon 890M", "gfx1100", 2 * GIB, 16)
     checks = run_doctor(
         tmp_path,
         machine(gpu_node(MOCK_7900XTX, gfx_target_version=110500, vram=2 * GIB)),
@@ -246,24 +223,16 @@ def test_override_across_families_fails(tmp_path: Path) -> None:
 
 
 def test_igpu_next_to_the_card(tmp_path: Path) -> None:
-    rx6800 = {
-        "name": "AMD Radeon RX 6800 XT",
-        "gcnArchName": "gfx1030",
-        "total_memory": 16 * GIB,
-        "multi_processor_count": 72,
-    }
-    igpu = {
-        "name": "AMD Radeon Graphics",
-        "gcnArchName": "gfx1036",
-        "total_memory": 512 * 1024**2,
-        "multi_processor_count": 2,
-    }
+    igpu = torch_device("AMD Radeon Graphics", "gfx1036", 512 * 1024**2, 2)
     m = machine(
         gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
         gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2),
     )
     checks = run_doctor(
-        tmp_path, m, rocm_torch(rx6800, igpu, version="2.6.0+rocm6.2.4"), environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+        tmp_path,
+        m,
+        rocm_torch(RX6800XT, igpu, version="2.6.0+rocm6.2.4"),
+        environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
     )
     check = checks["igpu"]
     assert check.status == "warn" and "1:gfx1036" in check.evidence
@@ -416,12 +385,6 @@ def test_readme_errors_table_is_generated_from_the_data() -> None:
 def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
     """gfx1030 card + gfx1036 iGPU: the override is what lets the iGPU run, so it is not flagged as
     unneeded because device 0 happens to be the supported card."""
-    rx6800 = {
-        "name": "AMD Radeon RX 6800 XT",
-        "gcnArchName": "gfx1030",
-        "total_memory": 16 * GIB,
-        "multi_processor_count": 72,
-    }
     m = machine(
         gpu_node(MOCK_7900XTX, gfx_target_version=100300, vram=16 * GIB),
         gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2),
@@ -429,7 +392,7 @@ def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
     checks = run_doctor(
         tmp_path,
         m,
-        rocm_torch(rx6800, dict(rx6800, name="AMD Radeon Graphics")),
+        rocm_torch(RX6800XT, dict(RX6800XT, name="AMD Radeon Graphics")),
         environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
     )
     assert checks["hsa-override"].status == "ok", checks["hsa-override"]

@@ -213,6 +213,9 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
         (_pkg(env__seam="import torch\n"), "env.seam must not import torch"),  # the door is lazy only
         (_pkg(matrix="from pytest_rocm.cli import run\n", cli__run=""), "from cli/"),
         (_pkg(env__model="from pytest_rocm.report import records\n", report__records=""), "(layer 1) imports"),
+        # relative imports are resolved: env.model's ``..report`` is pytest_rocm.report
+        (_pkg(env__model="from ..report import records\n", report__records=""), "(layer 1) imports"),
+        (_pkg(env__model="from ..report.records import SCHEMA\n", report__records=""), "(layer 1) imports"),
         (
             _pkg(
                 report__table="from pytest_rocm.report import html\n",

@@ -86,6 +86,12 @@ OK_SETUP, OK_TEARDOWN = phase("setup", "passed"), phase("teardown", "passed")
             ("timeout", "Timeout (>30s) in the known-issue child"),
         ),
         (
+            # the convention, not a list of suites: any watchdog failing with that shape is a hang,
+            # also as pytest.fail(..., pytrace=False) writes it (the message alone)
+            [OK_SETUP, phase("call", "failed", "Timeout (>5s) from a new suite's watchdog: rank 3")],
+            ("timeout", "Timeout (>5s) from a new suite's watchdog"),
+        ),
+        (
             [OK_SETUP, phase("call", "failed", "E   AssertionError: Timeout (>2s) is what I print")],
             ("failed", "E   AssertionError: Timeout (>2s) is what I print"),
         ),
