@@ -25,7 +25,7 @@ import dist_launch as launch  # noqa: E402
 import dist_worker  # noqa: E402  (this folder is on sys.path: the suite has no __init__.py)
 
 #: each row's pytest-timeout limit; the watchdog kills the ranks earlier, so the row reports the hang
-#: (PYTEST_ROCM_DIST_TIMEOUT shortens both, for the plugin's own hang tests)
+#: (PYTEST_ROCM_DIST_TIMEOUT sets both: gpu_run.sh's per-test limit, the plugin's own hang tests)
 ROW_TIMEOUT_S = float(os.environ.get("PYTEST_ROCM_DIST_TIMEOUT", "180"))
 WATCHDOG_S = max(1.0, ROW_TIMEOUT_S - max(3.0, 0.2 * ROW_TIMEOUT_S))
 WORLD = 2
@@ -96,7 +96,7 @@ def _run(request: pytest.FixtureRequest, tmp_path: Path, task: str, world: int, 
     if result.hung or result.died:
         _POOLS.pop(key, None)  # already killed: the next row starts a fresh group
     if result.hung:
-        launch.fail_as_timeout(request.node, started, result.describe())
+        launch.fail_as_timeout(started, result.describe())
     if not result.ok():
         pytest.fail(f"{task} over {backend}: {result.describe()}", pytrace=False)
     return [torch.load(tmp_path / f"rank{r}.pt") for r in range(world)]

@@ -77,6 +77,10 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     for name in ("run.log", "env.txt", "env.json", "doctor.txt", "report.json", "table.md", "table.html", "summary.md"):
         assert name in plan
     assert "PYTEST_ROCM_SCALE=full timeout " in plan and "--rootdir " in plan
+    # the suites' own timeout markers are capped to the per-test limit, as --timeout caps the rest
+    for line in (line for line in plan.splitlines() if "--reports-dir " in line):
+        per_test = line.split("--timeout ")[1].split()[0]
+        assert f"PYTEST_ROCM_KNOWN_ISSUES_TIMEOUT={per_test} PYTEST_ROCM_DIST_TIMEOUT={per_test} " in line, line
     assert " env --json -o " in plan and " doctor" in plan and " table " in plan
     assert not out.exists()
 

@@ -5,7 +5,6 @@ only at head_dim 128 fails exactly the rows with real attention shapes (the toy 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ SUITE = SUITES / "models"
 sys.path.insert(0, str(SUITES))
 
 from models import widths  # noqa: E402
+from suite_runs import run_suite  # noqa: E402
 
 #: SDPA heads permuted (rolled by one head) in bfloat16 when head_dim >= 128: right shape and
 #: magnitude, wrong numbers, as a kernel with a head-indexing bug for large head dims would give
@@ -72,14 +72,8 @@ def test_widths_cite_their_configs_and_ci_keeps_head_dim_and_gqa() -> None:
 def test_attention_broken_at_head_dim_128_fails_exactly_the_real_shape_rows(
     pytester: pytest.Pytester, restore_offline_env
 ) -> None:
-    report = pytester.path / "report.json"
-    pytester.makepyfile(break_hd128=BREAK_HD128)
-    pytester.syspathinsert()
-    pytester.runpytest_inprocess(
-        str(SUITE), "--rocm-device=cpu", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "break_hd128",
-        f"--rocm-report={report}", "-k", "real_width or (tiny_llama and forward)",
-    )  # fmt: skip
-    rows = {r["feature"]: r["outcome"] for r in json.loads(report.read_text())["results"]}
+    records = run_suite(pytester, SUITE, "-k", "real_width or (tiny_llama and forward)", plugin=BREAK_HD128)
+    rows = {row: record["outcome"] for row, record in records.items()}
     failed = {r for r, o in rows.items() if o == "failed"}
     assert failed == {
         "models/llama-3-8b-layer/forward-backward[bfloat16]",

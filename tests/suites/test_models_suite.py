@@ -7,7 +7,6 @@ real location, with a plugin module that breaks the model for one dtype.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
+
+from suite_runs import run_suite  # noqa: E402
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "models"
 ROW = re.compile(r"^models/[a-z0-9-]+/[a-z0-9-]+\[(float32|float16|bfloat16)\]$")
@@ -76,28 +77,9 @@ def _scaler_never_unscales(monkeypatch):
 
 
 def _rows(pytester: pytest.Pytester, plugin: str | None, *args: str) -> dict[str, str]:
-    """Run the model suite in-process; {row: outcome} from its compatibility report."""
-    report = pytester.path / "report.json"
-    extra: list[str] = []
-    if plugin is not None:
-        # a name per test: an in-process run may find a same-named module already imported
-        name = f"breakage_{abs(hash(plugin))}"
-        pytester.makepyfile(**{name: plugin})
-        pytester.syspathinsert()
-        extra = ["-p", name]
-    pytester.runpytest_inprocess(
-        str(SUITE),
-        "--rocm-device=cpu",
-        "-p",
-        "no:cacheprovider",
-        f"--rocm-report={report}",
-        "-m",
-        "not slow",
-        *extra,
-        *args,
-    )
-    results = json.loads(report.read_text())["results"]
-    return {r["feature"]: r["outcome"] for r in results}
+    """Run the model suite in-process (its fast rows); {row: outcome} from its compatibility report."""
+    records = run_suite(pytester, SUITE, "-m", "not slow", *args, plugin=plugin)
+    return {row: record["outcome"] for row, record in records.items()}
 
 
 @pytest.fixture

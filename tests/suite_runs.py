@@ -1,0 +1,40 @@
+"""Running a bundled suite in-process on the CPU and reading its compatibility report.
+
+The suite tests (tests/suites/test_known_issues.py, test_distributed.py, test_models_*.py) judge a
+suite from outside: they run it from its real location through pytester, optionally with a plugin
+module that breaks something on purpose, and look at the rows of the report it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def run_suite(pytester: pytest.Pytester, suite: Path, *args: str, plugin: str | None = None) -> dict[str, dict]:
+    """Run ``suite`` in-process with ``--rocm-device=cpu``; {row (feature): report record}.
+
+    ``plugin`` is the source of a module loaded with ``-p`` (a name per source: an in-process run
+    may find a same-named module already imported).
+    """
+    report = pytester.path / "report.json"
+    extra: list[str] = []
+    if plugin is not None:
+        name = f"breakage_{abs(hash(plugin))}"
+        pytester.makepyfile(**{name: plugin})
+        pytester.syspathinsert()
+        extra = ["-p", name]
+    pytester.runpytest_inprocess(
+        str(suite),
+        "--rocm-device=cpu",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--rocm-report={report}",
+        *extra,
+        *args,
+    )
+    return {r["feature"]: r for r in json.loads(report.read_text())["results"]}
