@@ -12,7 +12,7 @@ import functools
 import pytest
 
 from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
@@ -69,7 +69,7 @@ def test_autocast(dtype: str, rocm_device: torch.device, record_property) -> Non
     update_error = tiny.normwise_error(params - start, ref_params - start)
     record_property(INFO_PROPERTY, {"losses": losses, "fp32_losses": ref_losses})
     record_property(
-        "rocm_parity",
+        PARITY_PROPERTY,
         [
             tiny.record(dtype, "step-losses", loss_error, loss_bound),
             tiny.record(dtype, "parameter-update", update_error, update_bound),

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
@@ -45,5 +45,5 @@ def test_compile(dtype: str, rocm_device: torch.device, record_property) -> None
     error = tiny.normwise_error(compiled, eager)
     bound = COMPILE_NORMWISE[dtype]
     record_property(INFO_PROPERTY, {"compile_backend": "inductor", "compile_seconds": round(seconds, 2)})
-    record_property("rocm_parity", [tiny.record(dtype, "compiled-vs-eager-logits", error, bound)])
+    record_property(PARITY_PROPERTY, [tiny.record(dtype, "compiled-vs-eager-logits", error, bound)])
     assert error <= bound, f"torch.compile logits differ from eager: normwise {error:.3g} > {bound:g}"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
@@ -147,7 +147,7 @@ def test_grad_accumulation(dtype: str, rocm_device: torch.device, record_propert
     whole = tiny.flat(p.grad for p in params)
     error = tiny.normwise_error(accumulated, whole)
     record_property(
-        "rocm_parity", [tiny.record(dtype, "accumulated-vs-whole-batch-grads", error, ACCUMULATION_NORMWISE)]
+        PARITY_PROPERTY, [tiny.record(dtype, "accumulated-vs-whole-batch-grads", error, ACCUMULATION_NORMWISE)]
     )
     assert error <= ACCUMULATION_NORMWISE, f"accumulated gradients differ from the whole batch's: normwise {error:.3g}"
 
@@ -181,7 +181,7 @@ def test_merge(dtype: str, trained: Trained, record_property) -> None:
     error = tiny.normwise_error(merged, unmerged)
     effect = tiny.normwise_error(unmerged, base)
     record_property(
-        "rocm_parity", [tiny.record(dtype, "merged-vs-unmerged-logits", error, MERGE_NORMWISE, adapter_effect=effect)]
+        PARITY_PROPERTY, [tiny.record(dtype, "merged-vs-unmerged-logits", error, MERGE_NORMWISE, adapter_effect=effect)]
     )
     assert error <= MERGE_NORMWISE, (
         f"merged adapter logits differ from unmerged: normwise {error:.3g} > {MERGE_NORMWISE}"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import INFO_PROPERTY, not_installed_reason
+from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
@@ -181,7 +181,7 @@ def test_hd128_kv_cache(dtype: str, rocm_device, record_property) -> None:
     cached = tiny.teacher_forced_logits(model, reference, use_cache=True)
     uncached = tiny.teacher_forced_logits(model, reference, use_cache=False)
     error, bound = tiny.normwise_error(cached, uncached), 4e-2  # test_tiny_llama.py's bf16 bound
-    record_property("rocm_parity", [tiny.record(dtype, "cached-vs-uncached-logits", error, bound)])
+    record_property(PARITY_PROPERTY, [tiny.record(dtype, "cached-vs-uncached-logits", error, bound)])
     assert error <= bound, f"{dtype}: logits with the KV cache differ from without: normwise {error:.3g}"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm.report.outcomes import PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
@@ -88,7 +88,7 @@ def test_kv_cache(dtype: str, rocm_device: torch.device, record_property) -> Non
     uncached = tiny.teacher_forced_logits(model, reference, use_cache=False)
     error = tiny.normwise_error(cached, uncached)
     bound = KV_CACHE_NORMWISE[dtype]
-    record_property("rocm_parity", [tiny.record(dtype, "cached-vs-uncached-logits", error, bound)])
+    record_property(PARITY_PROPERTY, [tiny.record(dtype, "cached-vs-uncached-logits", error, bound)])
     assert error <= bound, f"{dtype}: logits with the KV cache differ from without: normwise {error:.3g} > {bound:g}"
     if dtype == "float32":
         with_cache, without_cache = tiny.greedy(model, use_cache=True), tiny.greedy(model, use_cache=False)

@@ -28,6 +28,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
+from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 if TYPE_CHECKING:
     from transformers import LlamaForCausalLM
@@ -297,7 +298,7 @@ def check_recomputed_gradients(gradients: Any, dtype: str, record_property: Any,
         f"checkpointing did not recompute the {block} (forward calls {plain_calls} -> {recomputed_calls})"
     )
     error = normwise_error(recomputed, plain)
-    record_property("rocm_parity", [record(dtype, "checkpointed-gradients", error, CHECKPOINT_NORMWISE)])
+    record_property(PARITY_PROPERTY, [record(dtype, "checkpointed-gradients", error, CHECKPOINT_NORMWISE)])
     assert error <= CHECKPOINT_NORMWISE, f"gradients with checkpointing differ: normwise {error:.3g}"
 
 
