@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
-from pytest_rocm.plugin import header, hookspecs, options
+from pytest_rocm.plugin import header, hookspecs, options, xdist
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import item_marks
@@ -90,6 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
     options.publish(config, settings)
     _check_sysroot()
     state.install(config, _initial_state(config, settings))
+    xdist.configure(config)  # one device per worker
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(XdistController(config), "rocm-xdist-controller")
 
@@ -202,23 +203,26 @@ def _lines(config: pytest.Config) -> list[str]:
     # this machine's environment is judged as the doctor judges it, with the probed facts; a
     # recorded one describes another machine, so nothing here is probed for it
     checks = None if st.recorded else header.probed_diagnosis(sel.env)
-    return header.header_lines(sel, st.source, config.get_verbosity(), checks)
+    lines = header.header_lines(sel, st.source, config.get_verbosity(), checks)
+    return [line for line in lines if line not in st.early_lines]  # said once, before collection
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if hasattr(config, "workerinput"):  # what an xdist worker prints is thrown away: work for nothing
+        return []
     if state.environment_if_known(config) is None:
         # the environment is decided after collection, only if a test needs it; until then the
-        # checks that need no torch speak (xdist workers print no header)
-        if hasattr(config, "workerinput"):
-            return []
+        # checks that need no torch speak
         checks = header.system_diagnosis()
-        return header.doctor_lines(checks) if checks else []
+        lines = header.doctor_lines(checks) if checks else []
+        state.get_state(config).early_lines = frozenset(lines)
+        return lines
     return _lines(config)
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
     st = state.get_state(config)
-    if st.header_shown or not st.tests_need_environment:
+    if st.header_shown or not st.tests_need_environment or hasattr(config, "workerinput"):
         return []
     return _lines(config)
 

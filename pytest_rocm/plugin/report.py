@@ -15,7 +15,6 @@ import pytest
 
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import session as state
-from pytest_rocm.plugin import xdist as isolation
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.report import files
@@ -43,7 +42,6 @@ def is_worker(config: pytest.Config) -> bool:
 # -- hooks ------------------------------------------------------------------------------------------
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    isolation.configure(config)
     path = setting(config, "rocm_report")
     if not path:
         return

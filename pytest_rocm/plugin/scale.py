@@ -34,7 +34,7 @@ import pytest
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.options import SCALES
 
-__all__ = ["MARKER", "SCALES", "cases", "get_scale", "pick", "rocm_scale", "scale_and_source", "scale_if_known"]
+__all__ = ["MARKER", "SCALES", "cases", "get_scale", "pick", "rocm_scale", "scale_and_source"]
 
 T = TypeVar("T")
 
@@ -91,12 +91,6 @@ def scale_and_source(config: pytest.Config) -> tuple[str, str]:
 def get_scale(config: pytest.Config) -> str:
     """``"ci"`` or ``"full"`` for this session (usable in ``pytest_generate_tests``)."""
     return scale_and_source(config)[0]
-
-
-def scale_if_known(config: pytest.Config) -> str | None:
-    """The scale when something already resolved it; never resolves (no detection)."""
-    resolved = config.stash.get(_RESOLVED, None)
-    return resolved[0] if resolved else None
 
 
 # -- hooks ------------------------------------------------------------------------------------------

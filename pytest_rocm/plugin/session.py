@@ -48,6 +48,8 @@ class RocmState:
     recorded: bool = False
     selection: Selection | None = None
     header_shown: bool = False
+    #: the doctor's lines the header printed before the environment was known (not repeated after)
+    early_lines: frozenset[str] = frozenset()
     #: whether a collected test uses a marker or fixture that reads the environment
     tests_need_environment: bool = False
 

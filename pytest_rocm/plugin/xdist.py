@@ -59,7 +59,7 @@ def assign_visible_devices(
 
 # -- pytest integration ---------------------------------------------------------------------------
 def configure(config: pytest.Config) -> None:
-    """Called from the report plugin's pytest_configure."""
+    """Called from the plugin's pytest_configure (``pytest_rocm.plugin``)."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         for name, value in (workerinput.get(WORKERINPUT_KEY) or {}).items():

@@ -13,11 +13,8 @@ import pytest
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
 
-@pytest.fixture(autouse=True)
-def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner runs load just pytest-rocm: faster, and independent of what else is installed."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
+#: in-process inner runs load just pytest-rocm, on an empty machine (tests/plugin/conftest.py)
+pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
 
 SUITE = """

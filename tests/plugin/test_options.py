@@ -20,14 +20,8 @@ def test_show(pytestconfig):
 """
 
 
-@pytest.fixture(autouse=True)
-def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner runs load just pytest-rocm, with none of our variables inherited."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
-    for spec in OPTIONS:
-        monkeypatch.delenv(spec.env, raising=False)
-    monkeypatch.delenv("PYTEST_ROCM_SYSROOT", raising=False)
+#: in-process inner runs load just pytest-rocm, on an empty machine (tests/plugin/conftest.py)
+pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
 
 def test_parsers() -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,20 +26,9 @@ from pytest_rocm.plugin.fixtures import live_device_problem
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
 
-@pytest.fixture(autouse=True)
-def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process inner runs load just pytest-rocm (subprocess runs below use the real autoload)."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
-    for name in (
-        "PYTEST_ROCM_GFX",
-        "PYTEST_ROCM_DEVICE",
-        "PYTEST_ROCM_ENV",
-        "PYTEST_ROCM_REQUIRE_GPU",
-        "PYTEST_ROCM_SYSROOT",
-        "HSA_OVERRIDE_GFX_VERSION",
-    ):
-        monkeypatch.delenv(name, raising=False)
+#: in-process inner runs load just pytest-rocm, on an empty machine (tests/plugin/conftest.py);
+#: the subprocess runs below use the real autoload
+pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
 
 def rocm_lines(text: str) -> list[str]:
@@ -102,6 +92,39 @@ def test_plan_and_forced_cpu_in_the_header(pytester) -> None:
     assert rocm_lines(result.stdout.str())[-1].endswith("device=plan:gfx942 [plan: gfx942, no device here]")
     result = pytester.runpytest(f"--rocm-env={ENVS}/mi300x_8.json", "--rocm-device=cpu")
     assert " device=cpu (forced) " in rocm_lines(result.stdout.str())[-1]
+
+
+def test_doctor_lines_printed_before_collection_are_not_repeated_after(pytester, monkeypatch) -> None:
+    """A plain header speaks the torch-free checks; when a test then needs the environment, the
+    full diagnosis after collection prints only what the header did not already say."""
+    monkeypatch.setenv("HSA_OVERRIDE_GFX_VERSION", "9.0.a")  # a system check fails on this machine
+    cpu = Environment.load(ENVS / "cpu_only.json")
+    supplier = Supplier(replace(cpu, variables={**cpu.variables, "HSA_OVERRIDE_GFX_VERSION": "9.0.a"}))
+    pytester.makepyfile("import pytest\n@pytest.mark.gpu\ndef test_x(): pass")
+    result = pytester.runpytest(plugins=[supplier])
+    result.assert_outcomes(skipped=1)
+    lines = result.stdout.lines
+    override = [line for line in lines if line.startswith("rocm: [FAIL] hsa-override: ")]
+    assert len(override) == 1, lines
+    # said in the header, before "collected 1 item"; the environment's line comes after it
+    collected_at = lines.index("collected 1 item")
+    assert (
+        lines.index(override[0])
+        < collected_at
+        < next(i for i, line in enumerate(lines) if line.startswith("rocm: backend="))
+    )
+    assert supplier.calls == 1
+
+
+def test_xdist_workers_build_no_header(pytester) -> None:
+    """What a worker prints is thrown away: its header hooks do no work (no probe, no diagnosis)."""
+    config = pytester.parseconfigure(f"--rocm-env={ENVS}/mi300x_8.json")
+    assert plugin.pytest_report_header(config)  # the controller's header
+    plugin.state.get_state(config).header_shown = False
+    plugin.state.get_state(config).tests_need_environment = True
+    config.workerinput = {}  # type: ignore[attr-defined]
+    assert plugin.pytest_report_header(config) == []
+    assert plugin.pytest_report_collectionfinish(config) == []
 
 
 def test_junitxml_carries_the_environment_as_testsuite_properties(pytester) -> None:
@@ -390,4 +413,9 @@ def test_xdist_detects_once_on_the_controller(pytester, monkeypatch) -> None:
 def test_plugins_list_is_kept() -> None:
     for name in ("pytest_rocm.plugin.report", "pytest_rocm.plugin.fixtures"):
         assert name in plugin.pytest_plugins
+    assert plugin.pytest_plugins == [
+        "pytest_rocm.plugin.report",
+        "pytest_rocm.plugin.fixtures",
+        "pytest_rocm.plugin.scale",
+    ]
     assert "pytest_rocm.plugin.parity_fixtures" not in plugin.pytest_plugins  # folded into fixtures

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm.plugin.options import OPTIONS, parse_scale
+from pytest_rocm.plugin.options import parse_scale
 from pytest_rocm.plugin.scale import default_scale, pick
 from pytest_rocm.report.load import validate
 from pytest_rocm.report.table import build_table, render_markdown
@@ -26,13 +26,8 @@ def test_rows(n, dtype, rocm_scale):
 """
 
 
-@pytest.fixture(autouse=True)
-def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_rocm.plugin")
-    for spec in OPTIONS:
-        monkeypatch.delenv(spec.env, raising=False)
-    monkeypatch.delenv("PYTEST_ROCM_SYSROOT", raising=False)
+#: in-process inner runs load just pytest-rocm, on an empty machine (tests/plugin/conftest.py)
+pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
 
 def test_pick_and_parse() -> None:
