@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -82,10 +83,7 @@ def run_suite(suite: str, scale: str, extra: list[str], report: Path, log: Path)
 
 # -- memory of the full rows, estimated from their shapes -----------------------------------------
 def _numel(*shape: int) -> int:
-    total = 1
-    for size in shape:
-        total *= size
-    return total
+    return math.prod(shape)
 
 
 def row_bytes(family: str, shape: Any) -> int:

@@ -187,7 +187,7 @@ def trajectory_checks(
 
     start = reference[0].double()
     worst = 0.0
-    for ref, cand in zip(reference[1:], candidate[1:], strict=False):
+    for ref, cand in zip(reference[1:], candidate[1:], strict=True):
         travelled = torch.linalg.vector_norm(ref.double() - start).item()
         apart = torch.linalg.vector_norm(cand.double() - ref.double()).item()
         worst = max(worst, apart / max(travelled, 1e-30))
@@ -266,5 +266,5 @@ def attention_checks(
     names = ("out", "dq", "dk", "dv")
     return [
         error_ratio_check(name, g, p, r, fwd_factor if name == "out" else bwd_factor)
-        for name, g, p, r in zip(names, got, plain, reference, strict=False)
+        for name, g, p, r in zip(names, got, plain, reference, strict=True)
     ]

@@ -83,7 +83,7 @@ def test_flash_attn_varlen_func(flash_attn: ModuleType, gpu_device: Any, dtype: 
     q, k, v = (torch.randn(total, h, dim, generator=g).to(gpu_device, dt) for h in (hq, hkv, hkv))
     cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32, device=gpu_device)
 
-    bounds = list(zip(cu[:-1].tolist(), cu[1:].tolist(), strict=False))
+    bounds = list(zip(cu[:-1].tolist(), cu[1:].tolist(), strict=True))
 
     def math_per_sequence(a: Any, b: Any, c: Any) -> Any:  # (1, total, h, d), one sequence at a time
         return torch.cat([attention_math(a[:, s:e], b[:, s:e], c[:, s:e], causal) for s, e in bounds], dim=1)

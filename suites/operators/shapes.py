@@ -31,6 +31,7 @@ and ``matmul_sweep[llama3_8b_lm_head]`` runs forward only (~8 GiB). No row needs
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -38,18 +39,18 @@ import pytest
 
 from pytest_rocm.plugin.scale import cases
 
-#: why each full shape is what it is (row id -> source); rows without an entry use the family's
+#: why each full shape is what it is (row id -> source), for the rows of every table
 SOURCES: dict[str, str] = {}
 
 
 def _table(rows: dict[str, tuple[Any, Any, str]]) -> dict[str, tuple[Any, Any]]:
-    """``{id: (ci, full, source)}`` -> ``{id: (ci, full)}``, sources kept in SOURCES."""
-    out = {}
-    for key, (ci, full, source) in rows.items():
-        out[key] = (ci, full)
-        if source:
-            SOURCES[key] = source
-    return out
+    """``{id: (ci, full, source)}`` -> ``{id: (ci, full)}``, sources kept in SOURCES (one namespace
+    for all tables: a row id used by two tables would give one of them the other's source)."""
+    clash = sorted(set(rows) & set(SOURCES))
+    if clash:
+        raise ValueError(f"row ids already used by another table: {', '.join(clash)}")
+    SOURCES.update({key: source for key, (_, _, source) in rows.items() if source})
+    return {key: (ci, full) for key, (ci, full, _) in rows.items()}
 
 
 @dataclass(frozen=True)
@@ -238,8 +239,7 @@ class Gemm:
     grad: bool = True
 
 
-def _g(m: int, n: int, k: int, **kw: Any) -> Gemm:
-    return Gemm(m, n, k, **kw)
+_g = Gemm  # short name for the table below
 
 
 GEMM = _table(
@@ -257,37 +257,30 @@ GEMM = _table(
         "unaligned_8": (_g(24, 40, 56), _g(2040, 4104, 1000), "multiples of 8, not of 16"),
         "unaligned_16": (_g(48, 80, 112), _g(2032, 3568, 1072), "multiples of 16, not of 64"),
         "decode_m1": (_g(1, 16, 64), _g(1, 14336, 4096), "one token (decode, a GEMV): Llama-3-8B up_proj"),
-        # layouts: views the BLAS receives as transposes, leading dimensions and offsets
-        "a_transposed": (
-            _g(16, 24, 40, layout="a_transposed"),
-            _g(4096, 4096, 2048, layout="a_transposed"),
-            "x.T @ grad (a weight gradient) at Llama-3-8B width",
-        ),
-        "b_transposed": (
-            _g(16, 24, 40, layout="b_transposed"),
-            _g(2048, 14336, 4096, layout="b_transposed"),
-            "x @ W.T with W stored (out, in), as nn.Linear: Llama-3-8B gate_proj",
-        ),
-        "both_transposed": (
-            _g(16, 24, 40, layout="both_transposed"),
-            _g(2048, 4096, 4096, layout="both_transposed"),
-            "both operands transposed views at Llama-3-8B width",
-        ),
-        "a_sliced": (
-            _g(16, 24, 40, layout="a_sliced"),
-            _g(2048, 4096, 4096, layout="a_sliced"),
-            "the query slice of a fused qkv activation (row stride 3 x 4096), pytorch#140278",
-        ),
-        "a_step2": (
-            _g(16, 24, 40, layout="a_step2"),
-            _g(2048, 4096, 4096, layout="a_step2"),
-            "every other column of a buffer (inner stride 2)",
-        ),
-        "a_offset": (
-            _g(16, 24, 40, layout="a_offset"),
-            _g(2048, 4096, 4096, layout="a_offset"),
-            "a view starting one row into its storage (a storage offset), pytorch#140278",
-        ),
+        # layouts: views the BLAS receives as transposes, leading dimensions and offsets; ci 16x24x40
+        **{
+            layout: (_g(16, 24, 40, layout=layout), _g(*full, layout=layout), source)
+            for layout, full, source in (
+                ("a_transposed", (4096, 4096, 2048), "x.T @ grad (a weight gradient) at Llama-3-8B width"),
+                (
+                    "b_transposed",
+                    (2048, 14336, 4096),
+                    "x @ W.T with W stored (out, in), as nn.Linear: Llama-3-8B gate_proj",
+                ),
+                ("both_transposed", (2048, 4096, 4096), "both operands transposed views at Llama-3-8B width"),
+                (
+                    "a_sliced",
+                    (2048, 4096, 4096),
+                    "the query slice of a fused qkv activation (row stride 3 x 4096), pytorch#140278",
+                ),
+                ("a_step2", (2048, 4096, 4096), "every other column of a buffer (inner stride 2)"),
+                (
+                    "a_offset",
+                    (2048, 4096, 4096),
+                    "a view starting one row into its storage (a storage offset), pytorch#140278",
+                ),
+            )
+        },
         # batched
         "bmm": (
             _g(16, 24, 40, batch=4, op="bmm"),
@@ -453,19 +446,11 @@ class Reduction:
     @property
     def length(self) -> int:
         """Elements one output reduces over."""
-        if self.dim is None:
-            total = 1
-            for size in self.shape:
-                total *= size
-            return total
-        return self.shape[self.dim]
+        return self.numel if self.dim is None else self.shape[self.dim]
 
     @property
     def numel(self) -> int:
-        total = 1
-        for size in self.shape:
-            total *= size
-        return total
+        return math.prod(self.shape)
 
 
 _P16, _P24 = 1 << 16, 1 << 24

@@ -174,16 +174,16 @@ def test_grad_scaler(step: str, rocm_device: torch.device) -> None:
     after = list(model.parameters())
     if step == "inf":
         assert scaler.get_scale() == 512.0, f"inf gradient: scale {scaler.get_scale()}, expected 512 (halved)"
-        for old, new in zip(before, after, strict=False):
+        for old, new in zip(before, after, strict=True):
             assert torch.equal(old, new), "inf gradient: the optimizer step was applied instead of skipped"
         return
     assert scaler.get_scale() == 1024.0, f"finite step changed the scale to {scaler.get_scale()}"
     # The unscaled gradients equal those of the same autocast step without loss scaling.
     reference = torch.nn.Linear(16, 4).to(rocm_device)
-    reference.load_state_dict({k: v for k, v in zip(("weight", "bias"), before, strict=False)})
+    reference.load_state_dict({k: v for k, v in zip(("weight", "bias"), before, strict=True)})
     with torch.autocast(rocm_device.type, dtype=torch.float16):
         reference(x).float().pow(2).mean().backward()
-    for got, want in zip(unscaled, (reference.weight.grad, reference.bias.grad), strict=False):
+    for got, want in zip(unscaled, (reference.weight.grad, reference.bias.grad), strict=True):
         torch.testing.assert_close(got, want, rtol=2e-3, atol=1e-4)
-    for old, new, grad in zip(before, after, unscaled, strict=False):
+    for old, new, grad in zip(before, after, unscaled, strict=True):
         torch.testing.assert_close(new.detach(), old - 0.1 * grad, rtol=1e-5, atol=1e-6)

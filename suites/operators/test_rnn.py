@@ -34,7 +34,7 @@ def test_rnn(kind: str, dtype: str, parity, rocm_device: torch.device) -> None:
 
     def run(x: torch.Tensor, *params: torch.Tensor) -> tuple[torch.Tensor, ...]:
         module.to(device=x.device, dtype=x.dtype)  # buffers / flat-weight bookkeeping per run
-        output, state = functional_call(module, dict(zip(names, params, strict=False)), (x,))
+        output, state = functional_call(module, dict(zip(names, params, strict=True)), (x,))
         return (output, *state) if isinstance(state, tuple) else (output, state)
 
     # Weight gradients sum over time steps and batch through the recurrence: rounding compounds

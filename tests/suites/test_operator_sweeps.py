@@ -139,8 +139,8 @@ def suite(pytester: pytest.Pytester) -> Path:
     return target
 
 
-def run_broken(pytester: pytest.Pytester, name: str, factor: float, *files: str) -> dict[str, str]:
-    """Run suite files with one break in the ci profile; {feature: outcome} from the report."""
+def run_broken(pytester: pytest.Pytester, name: str, factor: float, *files: str) -> dict[str, dict[str, Any]]:
+    """Run suite files with one break in the ci profile; {feature: record} from the report."""
     (pytester.path / "conftest.py").write_text(CONFTEST.format(name=name, factor=factor))
     report = pytester.path / "report.json"
     args = [f"suites/operators/{f}" for f in files]
@@ -149,7 +149,7 @@ def run_broken(pytester: pytest.Pytester, name: str, factor: float, *files: str)
     )
     document = json.loads(report.read_text())
     assert document["scale"] == "ci"
-    return {r["feature"]: r["outcome"] for r in document["results"]}
+    return {r["feature"]: r for r in document["results"]}
 
 
 def sweep_rows(test: str, table: dict[str, tuple[Any, Any]], condition: Callable[[Any], bool]) -> set[str]:
@@ -159,6 +159,7 @@ def sweep_rows(test: str, table: dict[str, tuple[Any, Any]], condition: Callable
 
 def assert_exactly(outcomes: dict[str, str], matching: set[str], count: int) -> None:
     """The rows named by the prefixes in ``matching`` (except those skipped) fail, all others pass."""
+    assert matching and count > 0
     hit = {f for f in outcomes if any(f.startswith(p) for p in matching)}
     failed = {f for f, o in outcomes.items() if o == "failed"}
     expected = {f for f in hit if outcomes[f] != "skipped"}
@@ -171,63 +172,131 @@ def assert_exactly(outcomes: dict[str, str], matching: set[str], count: int) -> 
     assert others <= {"passed", "skipped"}, others
 
 
-def test_sdpa_broken_at_head_dim_128_and_above(pytester, suite) -> None:
-    outcomes = run_broken(pytester, "sdpa_head_dim_128", 1.1, "test_attention.py")
-    matching = sweep_rows("sdpa_sweep", shapes.ATTENTION, lambda a: a.head_dim >= 128)
+def assert_caught_by_parity(records: dict[str, dict[str, Any]]) -> None:
+    """Each failed row failed a parity comparison (a wrong number measured against the float64
+    reference), not an error the break provoked some other way."""
+    for feature, record in records.items():
+        if record["outcome"] == "failed":
+            assert any(not p["ok"] for p in record["parity"]), (feature, record["parity"], record["reason"])
+
+
+# (break, factor, suite file, row prefixes that must fail, how many rows): the same predicates as
+# the breaks, on the suite's shape tables; the control run below checks them unbroken
+BREAKS: dict[str, tuple[float, str, set[str], int]] = {
     # hd128 to hd512 (8 cases with the causal ones) and the mask, GQA, layout and decode rows, which
     # run at Llama's head_dim 128: 19 cases x math, flash x 3 dtypes
-    assert_exactly(outcomes, matching, 19 * 2 * 3)
+    "sdpa_head_dim_128": (
+        1.1,
+        "test_attention.py",
+        sweep_rows("sdpa_sweep", shapes.ATTENTION, lambda a: a.head_dim >= 128),
+        19 * 2 * 3,
+    ),
+    # k4096, k14336, k18944 and the first version's K = 8192 large_k row, in 3 dtypes
+    "gemm_k4096": (
+        1.1,
+        "test_gemm.py",
+        sweep_rows("matmul_sweep", shapes.GEMM, lambda g: g.k >= 4096) | {"operators/matmul[large_k-"},
+        4 * 3,
+    ),
+    # k3, k1, k3s2 x batch 1, 8, in 3 dtypes
+    "conv_channels_last": (
+        1.1,
+        "test_conv.py",
+        sweep_rows("conv_sweep", shapes.CONV, lambda c: c.channels_last),
+        6 * 3,
+    ),
+    "relu_backward": (
+        1.01,
+        "test_activations.py",
+        {"operators/activation[relu-", "operators/activation[relu_inplace-"},
+        2 * 3,
+    ),
+    # layer/rms at 4096 and 8192, group norm with 4096 and 8192 per group; 3584 features pass
+    "norm_4096": (1.1, "test_norm.py", sweep_rows("norm_sweep", shapes.NORM, lambda n: n.per_group >= 4096), 6 * 3),
+    # sweep: 5 whole-tensor, rows, 2 columns, cumsum over 65537 = 9; first version: 5 *_long rows
+    "reduction_2p16": (
+        1.1,
+        "test_reductions.py",
+        sweep_rows("reduction_sweep", shapes.REDUCTION, lambda r: r.numel >= 1 << 16)
+        | {f"operators/reduction[{op}_long-" for op in ("sum", "mean", "var", "norm", "cumsum")},
+        (9 + 5) * 3,
+    ),
+}
+
+
+def broken(pytester: pytest.Pytester, name: str) -> dict[str, str]:
+    """Run the suite file of break ``name`` with it; assert exactly its rows fail, through parity."""
+    factor, file, matching, count = BREAKS[name]
+    records = run_broken(pytester, name, factor, file)
+    outcomes = {f: r["outcome"] for f, r in records.items()}
+    assert_exactly(outcomes, matching, count)
+    assert_caught_by_parity(records)
+    return outcomes
+
+
+def test_sdpa_broken_at_head_dim_128_and_above(pytester, suite) -> None:
+    outcomes = broken(pytester, "sdpa_head_dim_128")
     assert outcomes["operators/sdpa_sweep[hd96-math-float32]"] == "passed"
     assert outcomes["operators/sdpa[flash-bfloat16]"] == "passed"  # head_dim 32
 
 
 def test_gemm_broken_for_k_4096_and_above(pytester, suite) -> None:
-    outcomes = run_broken(pytester, "gemm_k4096", 1.1, "test_gemm.py")
-    matching = sweep_rows("matmul_sweep", shapes.GEMM, lambda g: g.k >= 4096)
-    matching.add("operators/matmul[large_k-")  # the first version's K = 8192 row meets it too
-    # k4096, k14336, k18944 and large_k, in 3 dtypes
-    assert_exactly(outcomes, matching, 4 * 3)
+    outcomes = broken(pytester, "gemm_k4096")
     assert outcomes["operators/matmul_sweep[unaligned_odd-bfloat16]"] == "passed"
 
 
 def test_conv_broken_in_channels_last_only(pytester, suite) -> None:
-    outcomes = run_broken(pytester, "conv_channels_last", 1.1, "test_conv.py")
-    matching = sweep_rows("conv_sweep", shapes.CONV, lambda c: c.channels_last)
-    assert_exactly(outcomes, matching, 6 * 3)  # k3, k1, k3s2 x batch 1, 8, in 3 dtypes
+    outcomes = broken(pytester, "conv_channels_last")
     assert outcomes["operators/conv_sweep[k3-contiguous-b8-float16]"] == "passed"
 
 
 def test_relu_backward_off_by_one_percent(pytester, suite) -> None:
     """The issue's case: a 1 % error in ReLU's gradient, forward untouched; fp32 fails, and with
     the piecewise-linear activations held to 1 eps, so do fp16 and bf16."""
-    outcomes = run_broken(pytester, "relu_backward", 1.01, "test_activations.py")
-    matching = {"operators/activation[relu-", "operators/activation[relu_inplace-"}
-    assert_exactly(outcomes, matching, 2 * 3)
+    outcomes = broken(pytester, "relu_backward")
     assert outcomes["operators/activation[relu-float32]"] == "failed"
     assert outcomes["operators/activation[leaky_relu-float32]"] == "passed"
 
 
 def test_norms_broken_from_4096_features(pytester, suite) -> None:
-    outcomes = run_broken(pytester, "norm_4096", 1.1, "test_norm.py")
-    matching = sweep_rows("norm_sweep", shapes.NORM, lambda n: n.per_group >= 4096)
-    # layer/rms at 4096 and 8192, group norm with 4096 and 8192 per group; 3584 features pass
-    assert_exactly(outcomes, matching, 6 * 3)
+    outcomes = broken(pytester, "norm_4096")
     assert outcomes["operators/norm_sweep[rms_norm-f3584-bfloat16]"] == "passed"
 
 
 def test_reductions_broken_from_2_to_the_16_elements(pytester, suite) -> None:
-    outcomes = run_broken(pytester, "reduction_2p16", 1.1, "test_reductions.py")
-    matching = sweep_rows("reduction_sweep", shapes.REDUCTION, lambda r: r.numel >= 1 << 16)
-    matching |= {f"operators/reduction[{op}_long-" for op in ("sum", "mean", "var", "norm", "cumsum")}
-    # sweep: 5 whole-tensor, rows, 2 columns, cumsum over 65537 = 9; first version: 5 *_long rows
-    assert_exactly(outcomes, matching, (9 + 5) * 3)
+    outcomes = broken(pytester, "reduction_2p16")
     assert outcomes["operators/reduction_sweep[cumsum-row4096-float16]"] == "passed"  # 16384 elements
+
+
+def test_unbroken_run_passes_the_rows_each_break_fails(pytester, suite) -> None:
+    """The control: the same files through the same conftest with no break. Nothing fails, and
+    the rows each break must fail pass here (as many as it counts), measured by parity: so the
+    failures above are the break's, not rows that fail (or are not checked) anyway."""
+    files = sorted({file for _, file, _, _ in BREAKS.values()})
+    records = run_broken(pytester, "none", 1.0, *files)
+    outcomes = {f: r["outcome"] for f, r in records.items()}
+    assert set(outcomes.values()) <= {"passed", "skipped"}, sorted(
+        f for f, o in outcomes.items() if o != "passed" and o != "skipped"
+    )
+    for name, (_, _, matching, count) in BREAKS.items():
+        rows = [f for f in outcomes if any(f.startswith(p) for p in matching) and outcomes[f] == "passed"]
+        assert len(rows) == count, (name, sorted(rows))
+        assert all(records[f]["parity"] and all(p["ok"] for p in records[f]["parity"]) for f in rows), name
 
 
 def test_ci_and_full_rows_keep_their_ids() -> None:
     """A row is the same feature in both profiles (only its shape changes), so a ci report and a
     full one line up in the table; full-only rows are the real-model shapes."""
-    for table in (shapes.ATTENTION, shapes.GEMM, shapes.CONV, shapes.NORM, shapes.SOFTMAX, shapes.REDUCTION):
+    tables = (
+        shapes.ATTENTION,
+        shapes.GEMM,
+        shapes.CONV,
+        shapes.NORM,
+        shapes.SOFTMAX,
+        shapes.REDUCTION,
+        shapes.EMBEDDING,
+    )
+    for table in tables:
         for case, (ci, full) in table.items():
             assert full is not None, case  # every condition has a full-size row
             if ci is not None:
