@@ -14,8 +14,13 @@ import zipfile
 from pathlib import Path
 
 
-def make_elf(needed: list[str], sections: list[str] = ()) -> bytes:  # type: ignore[assignment]
-    """A minimal 64-bit little-endian shared object with DT_NEEDED entries and named sections."""
+def make_elf(
+    needed: list[str],
+    sections: list[str] = (),  # type: ignore[assignment]
+    contents: dict[str, bytes] | None = None,
+) -> bytes:
+    """A minimal 64-bit little-endian shared object with DT_NEEDED entries and named sections
+    (empty, or with the bytes ``contents`` gives for a name: a .hip_fatbin's bundles)."""
     dynstr = b"\0" + b"".join(n.encode() + b"\0" for n in needed)
     offsets, pos = [], 1
     for n in needed:
@@ -35,6 +40,10 @@ def make_elf(needed: list[str], sections: list[str] = ()) -> bytes:  # type: ign
     body += dynamic
     shstr_off = len(body)
     body += shstrtab
+    placed = {}
+    for name, data in (contents or {}).items():
+        placed[name] = (len(body), len(data))
+        body += data
     while len(body) % 8:
         body += b"\0"
     shoff = len(body)
@@ -44,7 +53,10 @@ def make_elf(needed: list[str], sections: list[str] = ()) -> bytes:  # type: ign
         struct.pack("<IIQQQQIIQQ", name_off[2], 6, 0, 0, dynamic_off, len(dynamic), 1, 0, 8, 16),
         struct.pack("<IIQQQQIIQQ", name_off[3], 3, 0, 0, shstr_off, len(shstrtab), 0, 0, 1, 0),
     ]
-    headers += [struct.pack("<IIQQQQIIQQ", name_off[4 + i], 1, 0, 0, 0, 0, 0, 0, 1, 0) for i in range(len(sections))]
+    headers += [
+        struct.pack("<IIQQQQIIQQ", name_off[4 + i], 1, 0, 0, *placed.get(name, (0, 0)), 0, 0, 1, 0)
+        for i, name in enumerate(sections)
+    ]
     ident = b"\x7fELF" + bytes([2, 1, 1]) + b"\0" * 9
     header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64, len(headers), 3)
     body[:64] = header

@@ -1,29 +1,61 @@
-"""``rocm-compat vet TARGET``: scan a library for CUDA-only code, judge it, optionally check it live."""
+"""``rocm-compat vet TARGET``: scan a library for CUDA-only code, judge it, optionally check it live.
+``rocm-compat vet --installed`` / ``-r FILE [--wheels DIR]``: the same for a whole stack, as one table."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.vet import BadTarget, vet
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_CLASS_4, EXIT_USAGE = 0, 1, 2
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above zero (not -5, nan, inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0")
+    return value
+
+
+def _count(text: str) -> int:
+    """A count of 0 or more, in ASCII digits (``str.isdigit`` takes '٣')."""
+    if not text.isascii() or not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, 0 or more")
+    return int(text)
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "target",
         metavar="TARGET",
+        nargs="?",
         help="an installed distribution name, a wheel, an sdist (.tar.gz/.zip) or a source folder",
     )
+    stack = parser.add_argument_group("a whole stack (one table; exit 1 when any package is class 4)")
+    stack.add_argument("--installed", action="store_true", help="vet every distribution installed here")
+    stack.add_argument(
+        "-r",
+        "--requirements",
+        metavar="FILE",
+        help="vet every dependency of a requirements.txt, pyproject.toml, uv.lock or pylock.toml",
+    )
+    stack.add_argument("--wheels", metavar="DIR", help="with -r: take a dependency's wheel from this folder")
+    stack.add_argument("--gpu", action="append", metavar="GFX", help="compare with this gfx, not this machine's GPUs")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the stack table as Markdown")
     parser.add_argument(
         "--run",
         action="store_true",
@@ -32,14 +64,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=120.0,
         metavar="S",
         help="seconds the import may take before it counts as a hang (default 120)",
     )
     parser.add_argument(
         "--suite-timeout",
-        type=float,
+        type=_seconds,
         default=1800.0,
         metavar="S",
         help="seconds the library suite may take (default 1800)",
@@ -48,10 +80,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--device", metavar="DEV", help="--rocm-device for the library suite (default: cpu when no accelerator)"
     )
     parser.add_argument(
+        "--allow-network", action="store_true", help="with --run: leave the network on for the child processes"
+    )
+    parser.add_argument(
         "--report", metavar="FILE", help="with --run: write the live records as a pytest-rocm/report/1 file"
     )
     parser.add_argument(
-        "--show", type=int, default=3, metavar="N", help="examples shown per rule in the text output (default 3)"
+        "--show", type=_count, default=3, metavar="N", help="examples shown per rule in the text output (default 3)"
     )
 
 
@@ -61,29 +96,68 @@ def _write_report(path: str, records: list[ResultRecord]) -> None:
     from pytest_rocm.report.records import assemble, default_label
 
     env = detect_environment()
+    # write_json refuses anything but a regular file and renames a unique temporary file into
+    # place: a FIFO, a device or FILE.tmp/FILE.probe next to it are never replaced or deleted
     write_json(Path(path), assemble(default_label(env), env.to_dict(), records))
 
 
-def _report_problem(report: str | None, live: bool) -> str | None:
-    if not report:
+def _problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, said before any work (a live check may take half an hour)."""
+    stack = args.installed or args.requirements
+    if args.wheels and not args.requirements:
+        return "--wheels DIR needs -r FILE (the dependencies to look for in it)"
+    if stack and args.target is not None:
+        return "give a TARGET or --installed / -r FILE, not both"
+    if not stack and args.target is None:
+        return "give a TARGET (a distribution, a wheel, an sdist or a folder), --installed or -r FILE"
+    if stack and (args.run or args.report):
+        return "--run and --report vet one TARGET at a time"
+    if not args.report:
         return None
-    if not live:
-        return f"--report {report} needs --run (the report holds the live check's records)"
+    if not args.run:
+        return f"--report {args.report} needs --run (the report holds the live check's records)"
     from pytest_rocm.report.files import unwritable
 
-    why = unwritable(Path(report))
-    return f"{report}: cannot write ({why})" if why else None
+    why = unwritable(Path(args.report))
+    return f"{args.report}: cannot write ({why})" if why else None
+
+
+def _print(text: str) -> None:
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `rocm-compat vet X | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _vet_document(spec: str) -> dict[str, Any]:
+    from pytest_rocm.vet.render import document
+
+    target, result, verdict = vet(spec)
+    return document(target, result, verdict, None)
+
+
+def _run_stack(args: argparse.Namespace) -> int:
+    from pytest_rocm.vet.render import stack_table
+    from pytest_rocm.vet.stack import installed_pins, machine_gpus, read_pins, vet_stack, wheel_index
+
+    pins = installed_pins() if args.installed else read_pins(Path(args.requirements))
+    wheels = wheel_index(Path(args.wheels) if args.wheels else None)
+    doc = vet_stack(pins, wheels, _vet_document, sorted(set(args.gpu)) if args.gpu else machine_gpus())
+    _print(json.dumps(doc, indent=2) if args.json else stack_table(doc, markdown=args.markdown))
+    return EXIT_CLASS_4 if doc["class_4"] else EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
     from pytest_rocm.vet import live as live_mod
     from pytest_rocm.vet.render import document, text
 
-    problem = _report_problem(args.report, args.run)
-    if problem:  # said now, not after a live check that may take half an hour
+    problem = _problem(args)
+    if problem:
         print(f"rocm-compat vet: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        if args.installed or args.requirements:
+            return _run_stack(args)
         target, result, verdict = vet(args.target)
     except BadTarget as exc:
         print(f"rocm-compat vet: {exc}", file=sys.stderr)
@@ -93,18 +167,23 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     live = None
     if args.run:
+        folder = Path(target.root) if target.origin == "folder" else None
         live = live_mod.live_check(
-            target.name, target.top_level, timeout=args.timeout, suite_timeout=args.suite_timeout, device=args.device
+            target.name,
+            target.top_level,
+            timeout=args.timeout,
+            suite_timeout=args.suite_timeout,
+            device=args.device,
+            source=folder,
+            source_version=target.version,
+            offline=not args.allow_network,
         )
         if args.report:
             try:
                 _write_report(args.report, live["records"])
-            except OSError as exc:
-                print(f"rocm-compat vet: {args.report}: cannot write ({exc.strerror})", file=sys.stderr)
+            except OSError as exc:  # UnsafeTarget (a FIFO appeared meanwhile) says why in its text
+                print(f"rocm-compat vet: {args.report}: cannot write ({exc.strerror or exc})", file=sys.stderr)
                 return EXIT_USAGE
     doc = document(target, result, verdict, live)
-    try:
-        print(json.dumps(doc, indent=2) if args.json else text(doc, args.show), flush=True)
-    except BrokenPipeError:  # `rocm-compat vet X | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _print(json.dumps(doc, indent=2) if args.json else text(doc, args.show))
     return EXIT_OK

@@ -12,6 +12,7 @@ import io
 import posixpath
 import re
 import stat
+import struct
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -127,6 +128,13 @@ def iter_nested(
 def _iter_zip(
     source: BinaryIO, label: str, limits: Limits, notes: list[Finding], depth: int, budget: Budget
 ) -> Iterator[Member]:
+    entries = _zip_entries(source)
+    if entries > limits.zip_members:
+        too_many = f"{entries} members, more than the {limits.zip_members} vet reads of a zip (Limits.zip_members)"
+        if depth == 0:
+            raise BadTarget(too_many)
+        notes.append(safety_finding("too-many-members", label.rstrip("!") or "archive", too_many))
+        return
     try:
         zf = zipfile.ZipFile(source)
         infos = zf.infolist()
@@ -191,6 +199,30 @@ def _iter_zip(
                 yield from iter_nested(member, data, limits, notes, depth, budget)
 
 
+def _zip_entries(source: BinaryIO) -> int:
+    """The member count a zip's end-of-central-directory record claims (0 when not found):
+    read before zipfile parses the whole directory into memory."""
+    source.seek(0, io.SEEK_END)
+    size = source.tell()
+    tail_at = max(0, size - (65535 + 22 + 20))
+    source.seek(tail_at)
+    tail = source.read()
+    source.seek(0)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return 0
+    count = int(struct.unpack_from("<H", tail, at + 10)[0])
+    locator = tail.rfind(b"PK\x06\x07", 0, at)  # zip64: the real count is in the zip64 record
+    if count == 0xFFFF and locator >= 0:
+        (offset,) = struct.unpack_from("<Q", tail, locator + 8)
+        source.seek(offset)
+        record = source.read(56)
+        source.seek(0)
+        if record.startswith(b"PK\x06\x06") and len(record) >= 40:
+            count = int(struct.unpack_from("<Q", record, 32)[0])
+    return count
+
+
 def _decompressor(source: BinaryIO, head: bytes) -> BinaryIO:
     import bz2
     import gzip
@@ -225,6 +257,11 @@ def _iter_tar(
         with tf:
             for info in tf:
                 seen += 1
+                tf.members = []  # type: ignore[attr-defined]  # stream mode keeps every header: ~0.5 KB each
+                if seen > limits.members:
+                    cut = f"more than {limits.members} members (Limits.members): the rest not read"
+                    notes.append(safety_finding("too-many-members", label.rstrip("!") or "archive", cut))
+                    return
                 name, path = info.name, label + info.name
                 if info.isdir():
                     continue

@@ -69,7 +69,13 @@ def _with_nested(member: Member | None, limits: Limits, notes: list[Finding]) ->
 
 def iter_folder(root: Path, limits: Limits, notes: list[Finding], prefix: str = "") -> Iterator[Member]:
     root_real = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    seen = 0
+
+    def walk_error(exc: OSError) -> None:  # an unreadable folder is a finding, not a crash
+        shown = prefix + (Path(exc.filename).relative_to(root).as_posix() if exc.filename else "")
+        notes.append(safety_finding("unreadable", shown or str(root), exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=walk_error):
         here = Path(dirpath)
         dirnames.sort()
         for d in list(dirnames):
@@ -80,10 +86,19 @@ def iter_folder(root: Path, limits: Limits, notes: list[Finding], prefix: str = 
         for fname in sorted(filenames):
             p = here / fname
             shown = prefix + p.relative_to(root).as_posix()
+            seen += 1
+            if seen > limits.members:
+                why = f"more than {limits.members} files (Limits.members): the rest not read"
+                notes.append(safety_finding("too-many-members", prefix + ".", why))
+                return
             if p.is_symlink():
                 _note_link(p, root, root_real, prefix, notes)
                 continue  # inside links are read where they point; outside ones never
-            st = p.lstat()
+            try:
+                st = p.lstat()
+            except OSError as exc:
+                notes.append(safety_finding("unreadable", shown, exc.strerror or str(exc)))
+                continue
             if not stat.S_ISREG(st.st_mode):
                 notes.append(safety_finding("special-file", shown, oct(st.st_mode)))
                 continue
@@ -91,10 +106,16 @@ def iter_folder(root: Path, limits: Limits, notes: list[Finding], prefix: str = 
 
 
 def _note_link(p: Path, root: Path, root_real: Path, prefix: str, notes: list[Finding]) -> None:
-    target = os.readlink(p)
-    resolved = p.resolve()
+    shown = prefix + p.relative_to(root).as_posix()
+    try:
+        target = os.readlink(p)
+        resolved = p.resolve()
+    except (OSError, RuntimeError) as exc:  # Python 3.11-3.12 raise RuntimeError on a link loop
+        why = "a symlink loop" if isinstance(exc, RuntimeError) or "loop" in str(exc).lower() else str(exc)
+        notes.append(safety_finding("unsafe-link", shown, why))
+        return
     if not resolved.is_relative_to(root_real):
-        notes.append(safety_finding("unsafe-link", prefix + p.relative_to(root).as_posix(), f"-> {target}"))
+        notes.append(safety_finding("unsafe-link", shown, f"-> {target}"))
 
 
 def open_installed(spec: str, limits: Limits) -> Target:
@@ -125,7 +146,7 @@ def open_installed(spec: str, limits: Limits) -> Target:
             full = Path(str(dist.locate_file(f)))
             try:
                 inside = full.resolve().is_relative_to(root)
-            except OSError:
+            except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
                 inside = False
             if not inside:
                 target.notes.append(safety_finding("outside-install", shown, str(full)))

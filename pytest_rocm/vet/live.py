@@ -11,10 +11,10 @@ This is the only part of vet that executes the target's code, and only when aske
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
+from pytest_rocm.vet.child import run_contained
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -34,6 +35,7 @@ name = sys.argv[1]
 mod = importlib.import_module(name)
 public = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n, None)))
 facts = {"module": name, "version": str(getattr(mod, "__version__", "") or "") or None,
+         "file": getattr(mod, "__file__", None),
          "public_callables": len(public), "examples": public[:10]}
 torch = sys.modules.get("torch")
 if torch is not None and hasattr(torch, "version"):
@@ -74,56 +76,70 @@ def _last_error_line(stderr: str) -> str:
     return lines[-1][:400] if lines else "no message"
 
 
-def import_check(dist: str, module: str, timeout: float) -> ResultRecord:
-    """Import ``module`` in a child process; the record of how that went."""
+def child_env(home: str, source: Path | None) -> dict[str, str]:
+    """The child's environment: its own HOME (caches and config it writes land there), and for
+    a source folder that folder first on the path, so its code is what runs, not an installed
+    package of the same name."""
+    env = dict(os.environ, HOME=home, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+    env.pop("PYTHONSTARTUP", None)
+    paths = [str(p) for p in _source_paths(source)]
+    paths += [p for p in (env.get("PYTHONPATH", ""), _own_root()) if p]  # last: pytest-rocm, for the suite
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def _source_paths(source: Path | None) -> list[Path]:
+    if source is None:
+        return []
+    source = source.resolve()
+    return [source / "src", source] if (source / "src").is_dir() else [source]
+
+
+def _own_root() -> str:
+    import pytest_rocm
+
+    return str(Path(pytest_rocm.__file__).resolve().parent.parent)
+
+
+def import_check(
+    dist: str, module: str, timeout: float, source: Path | None = None, offline: bool = True
+) -> ResultRecord:
+    """Import ``module`` in a contained child process; the record of how that went."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _PROBE, module],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
-            )
-        except subprocess.TimeoutExpired:
-            return record(
-                dist,
-                "import",
-                "timeout",
-                f"import {module} hung for more than {timeout:g} s",
-                time.perf_counter() - started,
-                {"module": module},
-            )
+        proc = run_contained(
+            [sys.executable, "-c", _PROBE, module],
+            timeout=timeout,
+            cwd=cwd,
+            env=child_env(cwd, source),
+            offline=offline,
+        )
     elapsed = time.perf_counter() - started
+    info: dict[str, Any] = {"module": module}
+    if source is not None:
+        info["source"] = str(source)
+    if proc.returncode is None:
+        reason = f"import {module} hung for more than {timeout:g} s"
+        return record(dist, "import", "timeout", reason, elapsed, info)
     if proc.returncode < 0:
         try:
             sig = signal.Signals(-proc.returncode).name
         except ValueError:
             sig = str(-proc.returncode)
-        return record(
-            dist,
-            "import",
-            "crashed",
-            f"import {module} killed by {sig}",
-            elapsed,
-            {"module": module, "stderr": proc.stderr[-2000:]},
-        )
+        info["stderr"] = proc.stderr[-2000:]
+        return record(dist, "import", "crashed", f"import {module} killed by {sig}", elapsed, info)
     if proc.returncode != 0:
-        return record(
-            dist,
-            "import",
-            "failed",
-            f"import {module}: {_last_error_line(proc.stderr)}",
-            elapsed,
-            {"module": module, "stderr": proc.stderr[-2000:]},
-        )
-    facts: dict[str, Any] = {"module": module}
+        info["stderr"] = proc.stderr[-2000:]
+        reason = f"import {module}: {_last_error_line(proc.stderr)}"
+        return record(dist, "import", "failed", reason, elapsed, info)
     for line in proc.stdout.splitlines():
         if line.startswith("@@vet@@"):
-            facts.update(json.loads(line[len("@@vet@@") :]))
-    return record(dist, "import", "passed", None, elapsed, facts)
+            with contextlib.suppress(ValueError):
+                info.update(json.loads(line[len("@@vet@@") :]))
+    if source is not None and info.get("file") and not str(info["file"]).startswith(str(source.resolve())):
+        reason = f"import {module} found {info['file']}, not the folder's code"
+        return record(dist, "import", "failed", reason, elapsed, info)
+    return record(dist, "import", "passed", None, elapsed, info)
 
 
 def suites_folder() -> Path:
@@ -154,7 +170,9 @@ def _on_cpu() -> bool:
         return True
 
 
-def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> list[ResultRecord]:
+def suite_check(
+    dist: str, suite: Path, timeout: float, device: str | None, source: Path | None = None, offline: bool = True
+) -> list[ResultRecord]:
     """Run one library suite in its own pytest process; its report records."""
     from pytest_rocm.report.files import sidecar_path
     from pytest_rocm.report.load import ReportError, load_report
@@ -169,9 +187,8 @@ def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> l
         command = suite_command(
             suites, report, "vet", device=device, targets=[suite], isolation=False, user_args=["-q"]
         )
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp)
-        except subprocess.TimeoutExpired:
+        proc = run_contained(command, timeout=timeout, cwd=tmp, env=child_env(tmp, source), offline=offline)
+        if proc.returncode is None:
             return [
                 record(
                     dist,
@@ -193,7 +210,7 @@ def suite_check(dist: str, suite: Path, timeout: float, device: str | None) -> l
                     outcome,
                     f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}",
                     time.perf_counter() - started,
-                    {"output": proc.stdout[-2000:]},
+                    {"output": (proc.stdout + proc.stderr)[-2000:]},
                 )
             ]
     return results
@@ -207,10 +224,14 @@ def live_check(
     suite_timeout: float = 1800.0,
     device: str | None = None,
     suites: Path | None = None,
+    source: Path | None = None,
+    source_version: str | None = None,
+    offline: bool = True,
 ) -> dict[str, Any]:
-    """The ``live`` part of vet's JSON: what ran, and the records."""
-    version = distribution_version(dist)
-    if version is None:
+    """The ``live`` part of vet's JSON: what ran, and the records. With ``source`` (a folder
+    target) the folder's code runs, whatever is installed under that name."""
+    version = source_version if source is not None else distribution_version(dist)
+    if source is None and version is None:
         rec = record(
             dist, "import", "not-installed", not_installed_reason(dist, "install it here to run the live check"), 0.0
         )
@@ -219,14 +240,15 @@ def live_check(
     if module is None:
         rec = record(dist, "import", "error", f"{dist} {version}: no importable top-level module found", 0.0)
         return {"check": "import", "module": None, "suite": None, "records": [rec]}
-    records = [import_check(dist, module, timeout)]
+    records = [import_check(dist, module, timeout, source, offline)]
     records[0]["info"]["dist_version"] = version
     suite = library_suite(dist, suites)
     if suite is not None and records[0]["outcome"] == "passed":
-        records += suite_check(dist, suite, suite_timeout, device)
+        records += suite_check(dist, suite, suite_timeout, device, source, offline)
     return {
         "check": "suite" if suite is not None else "smoke",
         "module": module,
         "suite": str(suite) if suite is not None else None,
+        "source": str(source) if source is not None else None,
         "records": records,
     }

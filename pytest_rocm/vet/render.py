@@ -33,7 +33,11 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "class": verdict.klass,
         "verdict": verdict.title,
         "reason": verdict.reason,
+        "confidence": verdict.confidence,
+        "confidence_why": verdict.confidence_why,
         "evidence": [f.to_json() for f in verdict.evidence],
+        "contrary": [f.to_json() for f in verdict.contrary],
+        "contrary_notes": verdict.contrary_notes,
         "caveats": verdict.caveats,
         "next_steps": verdict.next_steps,
         "findings": [f.to_json() for f in ordered(result.findings)],
@@ -41,6 +45,8 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "not_counted": dict(sorted(result.mentions.items())),
         "files_scanned": result.files,
         "seconds": round(result.seconds, 3),
+        "gfx_targets": {path: targets for path, targets in sorted(result.gfx_targets.items())},
+        "gfx_notes": dict(sorted(result.gfx_notes.items())),
         "live": live,
     }
 
@@ -55,11 +61,20 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     out.append("")
     out.append(f"class {doc['class']}: {doc['verdict']}")
     out.append(f"  why: {doc['reason']}")
-    if doc["evidence"]:
-        out.append("  deciding evidence:")
-        for f in doc["evidence"]:
-            where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-            out.append(f"    {f['rule']:<28} {where}  {f['text']}")
+    out.append(f"  confidence: {doc['confidence']} ({doc['confidence_why']})")
+    for title, key in (("deciding evidence", "evidence"), ("against it", "contrary")):
+        if doc[key]:
+            out.append(f"  {title}:")
+            for f in doc[key]:
+                where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
+                out.append(f"    {f['rule']:<28} {where}  {f['text']}")
+    if doc["contrary_notes"]:
+        out.append("  note:")
+        out += [f"    - {line}" for line in doc["contrary_notes"]]
+    if doc["gfx_targets"]:
+        out.append("  AMD targets in its binaries:")
+        for path, targets in doc["gfx_targets"].items():
+            out.append(f"    {path}: {', '.join(targets) or 'unknown'}")
     for title, key in (("caveats", "caveats"), ("next steps", "next_steps")):
         if doc[key]:
             out.append(f"  {title}:")
@@ -92,4 +107,45 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
         for rec in live["records"]:
             reason = f"  {rec['reason']}" if rec.get("reason") else ""
             out.append(f"  {rec['outcome']:<13} {rec['feature']} ({rec['duration']:.2f} s){reason}")
+    return "\n".join(out)
+
+
+def _cell(value: object) -> str:
+    return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")
+
+
+def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
+    """The stack document as one table: Markdown, or aligned text."""
+    head = ["package", "version", "class", "confidence", "deciding evidence", "gfx targets", "this machine"]
+    rows = [
+        [
+            r["package"],
+            r["version"],
+            r["class"] if r["class"] is not None else "?",
+            r["confidence"],
+            r["reason"]
+            + (f" (note: {r['contrary'][0]})" if r.get("contrary") else "")
+            + (f" [{r['note']}]" if r["note"] and r["class"] is not None else ""),
+            ", ".join(r.get("gfx_targets") or []) or None,
+            r.get("gpus"),
+        ]
+        for r in doc["packages"]
+    ]
+    gpus = ", ".join(doc["machine_gpus"]) or "none found"
+    verdict = f"class 4 (CUDA-only): {', '.join(doc['class_4'])}" if doc["class_4"] else "no class 4 package"
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+        return "\n".join(
+            [f"**rocm-compat vet**: {len(rows)} packages; this machine's GPUs: {gpus}; {verdict}", "", *out]
+        )
+    cells = [[_cell(c) for c in row] for row in rows]
+    widths = [min(40, max([len(h)] + [len(c[i]) for c in cells])) for i, h in enumerate(head[:4])]
+    out = [f"rocm-compat vet: {len(rows)} packages; this machine's GPUs: {gpus}; {verdict}", ""]
+    out.append("  ".join(h.ljust(w) for h, w in zip(head[:4], widths, strict=True)) + "  deciding evidence")
+    for c in cells:
+        line = "  ".join(v.ljust(w) for v, w in zip(c[:4], widths, strict=True)) + "  " + c[4]
+        if c[5] != "-":
+            line += f"\n{'':<{sum(widths) + 8}}  gfx: {c[5]} ({c[6]})"
+        out.append(line)
     return "\n".join(out)

@@ -1,31 +1,32 @@
 """Apply the rule table to a target's members: text rules line by line, path rules to names,
-ELF rules to binaries. Matches inside comments and docstrings are kept, as ``info`` with the
-context ``comment``, so a README-style remark about CUDA never decides a verdict.
+ELF rules to binaries. Matches inside comments and docstrings are kept as ``info`` (context
+``comment``); matches in a vendored tree the package does not build as ``info`` (context
+``vendored``): neither decides a verdict.
 """
 
 from __future__ import annotations
 
-import bisect
 import io
 import re
+import struct
 import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pytest_rocm.vet.elf import ElfError, read_elf
+from pytest_rocm.vet import gfx
+from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
+from pytest_rocm.vet.jit import has_fallback, on_import_path
 from pytest_rocm.vet.rules import (
     BINARY,
     BUILD,
-    CUDA_SRC,
     METADATA,
-    NATIVE,
     NEEDED,
     PATH,
-    PYTHON,
     REQUIREMENTS,
     RULES,
     SECTION,
+    SUBMODULES,
     TEXT,
     Context,
     FileKind,
@@ -36,28 +37,65 @@ from pytest_rocm.vet.rules import (
     safety_finding,
 )
 from pytest_rocm.vet.target import Member, Target
+from pytest_rocm.vet.textfile import TextFile, trim
+from pytest_rocm.vet.vendored import VendoredTrees
 
 #: findings kept per (rule, context); all matches are counted
 KEEP_PER_RULE = 200
-_TEXT_MAX = 160
-_HASH_COMMENTS = {PYTHON, BUILD, REQUIREMENTS}
-_C_COMMENTS = {CUDA_SRC, NATIVE}
+_BINARY_SIDE = {"links-cuda-library": "cuda", "nvidia-fatbin-section": "cuda"}
+_BINARY_SIDE |= {"links-rocm-library": "rocm", "hip-fatbin-section": "rocm"}
 
 
 @dataclass
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)  # evidence matches per rule
-    mentions: Counter[str] = field(default_factory=Counter)  # comment/optional matches per rule
+    mentions: Counter[str] = field(default_factory=Counter)  # comment/optional/vendored matches per rule
     files: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    #: binaries by what they were built for (NEEDED libraries and fatbin sections): the
+    #: evidence of what was built, which outranks what header text says could be built
+    cuda_binaries: set[str] = field(default_factory=set)
+    rocm_binaries: set[str] = field(default_factory=set)
+    #: AMD code-object targets per binary (``amdgcn-amd-amdhsa--gfx1100``), from HIP fatbins
+    gfx_targets: dict[str, list[str]] = field(default_factory=dict)
+    gfx_notes: dict[str, str] = field(default_factory=dict)  # what could not be read of them
+    #: vendored trees whose findings did not count (the package does not build them)
+    vendored_unbuilt: set[str] = field(default_factory=set)
 
     def add(self, finding: Finding) -> None:
         tally = self.counts if finding.counts else self.mentions
         tally[finding.rule] += 1
         if tally[finding.rule] <= KEEP_PER_RULE:
             self.findings.append(finding)
+
+
+class _Held:
+    """Findings in vendored trees, held until the whole target is read (whether the package
+    builds a tree is known only then). Bounded: KEEP_PER_RULE kept per tree and rule, all counted."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, list[Finding]] = {}
+        self.counts: dict[str, Counter[str]] = {}
+
+    def hold(self, tree: str, finding: Finding) -> None:
+        counts = self.counts.setdefault(tree, Counter())
+        counts[finding.rule] += 1
+        if counts[finding.rule] <= KEEP_PER_RULE:
+            self.kept.setdefault(tree, []).append(finding)
+
+    def release(self, trees: VendoredTrees, result: ScanResult) -> None:
+        for tree, counts in self.counts.items():
+            built = trees.is_built(tree)
+            if not built:
+                result.vendored_unbuilt.add(tree)
+            kept = self.kept.get(tree, [])
+            for f in kept:
+                result.add(f if built else Finding(f.rule, f.path, f.line, f.text, "info", "vendored"))
+            tally = result.counts if built else result.mentions
+            for rule, n in counts.items():  # the ones beyond the kept examples
+                tally[rule] += n - sum(1 for f in kept if f.rule == rule)
 
 
 class _RuleIndex:
@@ -74,112 +112,78 @@ class _RuleIndex:
         return self._cache[key]
 
 
-def _trim(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _TEXT_MAX else text[: _TEXT_MAX - 1] + "…"
-
-
-def _prefix_has_comment(prefix: str, marker: str) -> bool:
-    """Whether ``marker`` starts a comment in this line prefix (outside string quotes)."""
-    quote = ""
-    i = 0
-    while i < len(prefix):
-        ch = prefix[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif prefix.startswith(marker, i):
-            return True
-        i += 1
-    return False
-
-
-_DOCSTRING = re.compile(r"^[ \t]*[rRuU]?(\"\"\"|''')", re.MULTILINE)
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-
-
-class _TextFile:
-    def __init__(self, path: str, kind: str, text: str) -> None:
-        self.path, self.kind, self.text = path, kind, text
-        self._newlines: list[int] | None = None
-        self._spans: list[tuple[int, int]] | None = None
-
-    def line_of(self, pos: int) -> int:
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
-        return bisect.bisect_left(self._newlines, pos) + 1
-
-    def line_text(self, pos: int) -> tuple[str, int]:
-        start = self.text.rfind("\n", 0, pos) + 1
-        end = self.text.find("\n", pos)
-        return self.text[start : end if end >= 0 else len(self.text)], pos - start
-
-    def _comment_spans(self) -> list[tuple[int, int]]:
-        if self._spans is None:
-            spans: list[tuple[int, int]] = []
-            if self.kind in _C_COMMENTS:
-                spans = [m.span() for m in _BLOCK_COMMENT.finditer(self.text)]
-            elif self.kind in (PYTHON, BUILD):
-                pos = 0
-                while (m := _DOCSTRING.search(self.text, pos)) is not None:
-                    end = self.text.find(m.group(1), m.end())
-                    end = len(self.text) if end < 0 else end + 3
-                    spans.append((m.start(), end))
-                    pos = end
-            self._spans = spans
-        return self._spans
-
-    def in_comment(self, pos: int) -> bool:
-        line, col = self.line_text(pos)
-        if self.kind in _C_COMMENTS and _prefix_has_comment(line[:col], "//"):
-            return True
-        if self.kind in _HASH_COMMENTS and _prefix_has_comment(line[:col], "#"):
-            return True
-        spans = self._comment_spans()
-        i = bisect.bisect_right(spans, (pos, 1 << 62)) - 1
-        return i >= 0 and spans[i][0] <= pos < spans[i][1]
-
-
 def _own_name(m: re.Match[str], own: set[str]) -> bool:
-    """An ecosystem import of the package by itself (transformers importing transformers)."""
+    """A match naming the package itself (transformers importing transformers, pycuda's
+    ``"pycuda": [`` package-data key): a package never depends on itself."""
     for group in ("mod", "dist"):
         value = m.groupdict().get(group)
-        if value and value.lower().replace("-", "_").replace(".", "_") in own:
+        if value and value.lower().replace("-", "_").replace(".", "_").split("_bindings")[0] in own:
             return True
     return False
 
 
-def _scan_text(member: Member, index: _RuleIndex, own: set[str], result: ScanResult) -> None:
-    assert member.kind is not None and member.data is not None
-    rules = index.by_subject(TEXT, member.kind)
-    if not rules:
-        return
-    text = member.data.decode("utf-8", "replace")
-    tf: _TextFile | None = None
-    for rule in rules:
-        if rule.literals and not any(lit in text for lit in rule.literals):
-            continue
-        if rule.per_file:
+_VENDOR_API = re.compile(r"\b(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*")
+#: a binding names many of the library's functions (pynvml: hundreds); a probe one or two
+BINDING_SYMBOLS = 3
+
+
+def _few_calls(text: str) -> bool:
+    return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
+
+
+class _Scanner:
+    def __init__(self, target: Target, rules: Iterable[Rule]) -> None:
+        self.target = target
+        self.index = _RuleIndex(rules)
+        names = target.top_level | {target.name}
+        self.own = {n.lower().replace("-", "_").replace(".", "_") for n in names}
+        self.result = ScanResult()
+        self.trees = VendoredTrees(strip_first=target.origin == "sdist")
+        self.held = _Held()
+
+    def add(self, finding: Finding) -> None:
+        tree = self.trees.tree_of(finding.path) if finding.spec.side in ("cuda", "rocm") else None
+        if tree is None:
+            self.result.add(finding)
+        else:
+            self.held.hold(tree, finding)
+
+    def text(self, member: Member) -> None:
+        assert member.kind is not None and member.data is not None
+        text = member.data.decode("utf-8", "replace")
+        if member.kind == SUBMODULES:
+            self.trees.read_gitmodules(text)
+            return
+        if member.kind == BUILD:
+            self.trees.read_build(member.path, text)
+        tf: TextFile | None = None
+        present: dict[str, bool] = {}  # literal -> in this text (rules share many: once each)
+
+        def has(literal: str) -> bool:
+            if literal not in present:
+                present[literal] = literal in text
+            return present[literal]
+
+        for rule in self.index.by_subject(TEXT, member.kind):
+            if rule.literals and not any(has(lit) for lit in rule.literals):
+                continue
             matches = []
             for m in rule.regex.finditer(text):
                 matches.append(m)
-                if len(matches) >= rule.per_file:
+                if rule.per_file and len(matches) >= rule.per_file:
                     break
-        else:
-            matches = list(rule.regex.finditer(text))
-        if not matches:
-            continue
-        tf = tf or _TextFile(member.path, member.kind, text)
-        unless = rule.unless_regex
-        if unless is not None and unless.search(text):
-            continue
+            if not matches:
+                continue
+            unless, only_if = rule.unless_regex, rule.only_if_regex
+            if (unless is not None and unless.search(text)) or (only_if is not None and not only_if.search(text)):
+                continue
+            tf = tf or TextFile(member.path, member.kind, text)
+            self._matches(member, rule, matches, tf)
+
+    def _matches(self, member: Member, rule: Rule, matches: list[re.Match[str]], tf: TextFile) -> None:
         last_line = -1
         for m in matches:
-            if _own_name(m, own):
+            if _own_name(m, self.own):
                 continue
             number = tf.line_of(m.start())
             if number == last_line:  # one finding per line and rule
@@ -191,52 +195,74 @@ def _scan_text(member: Member, index: _RuleIndex, own: set[str], result: ScanRes
                 context = "optional"
             elif tf.in_comment(m.start()):
                 context = "comment"
-            severity: Severity = "info" if context else rule.severity
-            result.add(Finding(rule.id, member.path, number, _trim(line), severity, context))
+            rule_id, severity = rule.id, rule.severity
+            if rule_id == "cuda-jit-load" and on_import_path(tf.text, m.start()):
+                rule_id, severity = "cuda-jit-import-path", "error"
+            elif rule_id == "loads-nvidia-library" and has_fallback(tf.text, m.start()) and _few_calls(tf.text):
+                rule_id, severity = "probes-nvidia-library", "warning"
+            self.add(Finding(rule_id, member.path, number, trim(line), "info" if context else severity, context))
 
-
-def _scan_binary(member: Member, index: _RuleIndex, target: Target, result: ScanResult) -> None:
-    try:
-        if member.opener is not None:
-            with member.opener() as fh:
+    def binary(self, member: Member) -> None:
+        found: tuple[list[str], str] = ([], "")
+        try:
+            if member.opener is not None:
+                with member.opener() as fh:
+                    info = read_elf(fh)
+                    found = gfx.read_targets(fh, info) if info else found
+            elif member.data is not None:
+                fh = io.BytesIO(member.data)
                 info = read_elf(fh)
-        elif member.data is not None:
-            info = read_elf(io.BytesIO(member.data))
-        else:
+                found = gfx.read_targets(fh, info) if info else found
+            else:
+                return
+        except (ElfError, OSError, EOFError, ValueError, struct.error) as exc:
+            self.target.notes.append(safety_finding("unreadable", member.path, f"binary: {exc}"))
             return
-    except (ElfError, OSError, EOFError, ValueError) as exc:
-        target.notes.append(safety_finding("unreadable", member.path, f"binary: {exc}"))
-        return
-    if info is None:
-        return
-    checks: tuple[tuple[Subject, list[str], str], ...] = (
-        (NEEDED, info.needed, "links"),
-        (SECTION, info.sections, "section"),
-    )
-    for subject, values, label in checks:
-        for rule in index.by_subject(subject, BINARY):
-            hits = [v for v in values if rule.regex.search(v)]
-            if hits:
-                result.add(Finding(rule.id, member.path, None, _trim(f"{label} {', '.join(hits)}"), rule.severity))
+        targets, note = found
+        if targets or note:
+            self.result.gfx_targets[member.path] = targets
+        if note:
+            self.result.gfx_notes[member.path] = note
+        if info is not None:
+            self._elf_findings(member, info)
+
+    def _elf_findings(self, member: Member, info: ElfInfo) -> None:
+        if info.truncated:
+            self.target.notes.append(safety_finding("elf-limit", member.path, info.truncated))
+        if info.machine == EM_AMDGPU and self.trees.tree_of(member.path) is None:
+            self.result.rocm_binaries.add(member.path)  # an AMD GPU code object (.hsaco)
+        checks: tuple[tuple[Subject, list[str], str], ...] = (
+            (NEEDED, info.needed, "links"),
+            (SECTION, info.sections, "section"),
+        )
+        for subject, values, label in checks:
+            for rule in self.index.by_subject(subject, BINARY):
+                hits = list(dict.fromkeys(v for v in values if rule.regex.search(v)))
+                if hits:
+                    side = _BINARY_SIDE.get(rule.id)
+                    if side is not None and self.trees.tree_of(member.path) is None:
+                        (self.result.cuda_binaries if side == "cuda" else self.result.rocm_binaries).add(member.path)
+                    self.add(Finding(rule.id, member.path, None, trim(f"{label} {', '.join(hits)}"), rule.severity))
 
 
 def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
     """Scan every member of the target. Reads bytes only: nothing is imported or executed."""
     started = time.perf_counter()
-    index = _RuleIndex(rules)
-    own = {n.lower().replace("-", "_") for n in target.top_level | {target.name}}
-    result = ScanResult()
+    scanner = _Scanner(target, rules)
+    result = scanner.result
     for member in target.members:
         result.files += 1
         result.kinds[member.kind or "other"] += 1
         inner = member.path.rsplit("!", 1)[-1]
-        for rule in index.by_subject(PATH, member.kind):
+        for rule in scanner.index.by_subject(PATH, member.kind):
             if rule.regex.search(inner):
-                result.add(Finding(rule.id, member.path, None, _trim(inner.rsplit("/", 1)[-1]), rule.severity))
+                severity: Severity = rule.severity
+                scanner.add(Finding(rule.id, member.path, None, trim(inner.rsplit("/", 1)[-1]), severity))
         if member.kind == BINARY:
-            _scan_binary(member, index, target, result)
+            scanner.binary(member)
         elif member.data is not None and member.kind is not None:
-            _scan_text(member, index, own, result)
+            scanner.text(member)
+    scanner.held.release(scanner.trees, result)
     for note in target.notes:
         result.add(note)
     result.seconds = time.perf_counter() - started

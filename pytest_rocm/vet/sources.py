@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -56,7 +57,15 @@ def _pkg_info(data: bytes) -> tuple[str | None, str | None]:
 def open_target(spec: str, limits: Limits | None = None) -> Target:
     """Resolve TARGET to something readable. Raises BadTarget with a one-line reason."""
     limits = limits or Limits()
+    if not spec.strip():
+        raise BadTarget(f"{spec!r}: an empty TARGET names nothing (give a distribution, a file or a folder)")
     path = Path(spec)
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        mode = 0
+    if mode and not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise BadTarget(f"{spec}: not a regular file or folder (a FIFO, socket or device is never read)")
     if path.is_dir():
         name, version = _folder_name(path)
         target = Target(spec, "folder", name, version, _package_dirs(path), str(path.resolve()))

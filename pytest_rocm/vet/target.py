@@ -25,6 +25,10 @@ class Limits:
     total_bytes: int = 4 * 2**30  # what an archive may expand to, all members together
     nested_bytes: int = 256 * 2**20  # a nested archive larger than this is not opened
     depth: int = 2  # archives inside archives: the target is depth 0
+    #: members of one archive or folder read at most (a tar is streamed: the limit bounds time;
+    #: a zip's central directory is parsed whole, so one over the limit is not opened)
+    members: int = 1_000_000
+    zip_members: int = 250_000
 
 
 @dataclass

@@ -213,7 +213,7 @@ def test_empty_folder_is_exit_2_not_a_verdict(tmp_path: Path, capsys: pytest.Cap
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--run", "--report", "afile/r.json"], "afile/r.json: cannot write (afile is a file, not a folder)"),
+        (["--run", "--report", "afile/r.json"], "afile/r.json: cannot write ("),  # afile is not a folder
         (["--report", "r.json"], "--report r.json needs --run"),
     ],
 )

@@ -211,9 +211,9 @@ def test_rule_table_is_well_formed() -> None:
     assert len(ids) == len(set(ids))
     for rule in RULES:
         assert rule.severity in ("error", "warning", "info")
-        assert rule.side in ("cuda", "rocm", "ecosystem", "torch", "dependency")
+        assert rule.side in ("cuda", "rocm", "ecosystem", "torch", "dependency", "build")
         assert rule.message and len(rule.message) < 160
-        assert rule.regex.pattern  # compiles
+        assert rule.regex.pattern or rule.subject == "derived"  # compiles; derived rules never match
     assert "torch.cuda" not in " ".join(r.pattern for r in RULES)  # HIP serves torch.cuda on ROCm
     assert RULES_BY_ID["cuda-runtime-api"].regex.search("cudaMalloc(&p, n)")
     assert not RULES_BY_ID["cuda-runtime-api"].regex.search("hipMalloc(&p, n)")
@@ -284,7 +284,13 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("rule", "line", "hit"),
     [
-        ("rocm-version-or-requirement", 'dependencies = [\n  "pytorch-triton-rocm>=3.1",\n]', True),
+        ("rocm-requirement-in-build", 'dependencies = [\n  "pytorch-triton-rocm>=3.1",\n]', True),
+        ("rocm-requirement-in-build", "rocm_major, rocm_minor = rocm_version", False),
+        ("rocm-requirement-in-build", "'_rocm_C'", False),
+        ("rocm-requirement-in-build", '"rocm": ["x"]', False),
+        ("rocm-version-or-requirement", "rocm_major, rocm_minor = rocm_version", False),
+        ("requires-cuda-only-package", '    "pycuda": [', False),  # a key, not a requirement
+        ("requires-cuda-only-package", "    'pycuda>=2024',", True),
         ("rocm-version-or-requirement", "Requires-Dist: pytorch-triton-rocm; platform_system == 'Linux'", True),
         ("rocm-version-or-requirement", "Version: 2.6.0+rocm6.2.4", True),
         ("rocm-version-or-requirement", 'rocm = "pytest_rocm.plugin"', False),  # a TOML key, not a requirement
@@ -297,6 +303,10 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
         ("requires-ecosystem", "Requires-Dist: transformers[torch]>=4.40", True),
         ("requires-ecosystem", "transformers_stream_generator", False),
         ("cuda-local-version", "torch==2.3.0+cu121", True),
+        ("cuda-jit-load", "_C = load(name='k', sources=['k.cu'])", True),
+        ("cuda-jit-load", "_C = cpp_extension.load(name='k', sources=['k.cu'])", True),
+        ("cuda-jit-load", "def load(name, sources):", False),  # torch's own definition
+        ("cuda-jit-load", "state = torch.load(path)", False),
         ("cuda-local-version", "Version: 0.1.0+cpu", False),
     ],
 )

@@ -1,0 +1,170 @@
+"""What a vet rule is, what a finding is, and the safety rules the readers report with.
+
+Each rule names what it looks at (``subject``): a line of a file's ``text``, a member's ``path``,
+a library an ELF binary ``needed``, or an ELF ``section`` name; which file ``kinds`` it applies to;
+which ``side`` it is evidence for; and its ``tier``, which is how much the verdict makes of it:
+
+- ``core``: built or linked in, decides the class (a binary linked to libcudart, ``nvcc`` or
+  ``CUDAExtension`` in the build, an ``nvidia-*`` requirement, a ctypes load of libnvidia-ml, a
+  CUDA kernel JIT-compiled on the import path; a HIP binary or a ROCm build path);
+- ``source``: GPU source code (CUDA API calls, ``.cu`` files; HIP includes, Triton kernels);
+- ``caveat``: a CUDA assumption in Python that fails or misleads on ROCm but is not native code;
+- ``aware``: Python that branches on ROCm (``torch.version.hip``): a ROCm path for native code
+  next to it, not native code itself;
+- ``mention``: a description that mentions ROCm (no code behind it, by itself);
+- ``usage``: what the package builds on (torch, the PyTorch ecosystem, other GPU libraries).
+
+The tables themselves are in ``rules_cuda``, ``rules_rocm`` and ``rules_deps``; ``rules`` joins them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
+
+from pytest_rocm.vet.kinds import FileKind
+
+#: what a rule looks at: a line of text, a member's path, an ELF NEEDED library, an ELF section;
+#: ``safety``: what the readers report about members they refuse to read
+#: ``derived``: made by the scan from another finding (a JIT load found to be on the import path)
+Subject = Literal["text", "path", "needed", "section", "safety", "derived"]
+TEXT: Final = "text"
+PATH: Final = "path"
+NEEDED: Final = "needed"
+SECTION: Final = "section"
+SAFETY: Final = "safety"
+DERIVED: Final = "derived"
+#: which way a finding points
+Side = Literal["cuda", "rocm", "ecosystem", "torch", "dependency", "build", "safety"]
+#: how much the verdict makes of a finding (the module docstring)
+Tier = Literal["core", "source", "caveat", "aware", "mention", "usage", "safety"]
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+#: where a finding sits: "comment" (in a comment or docstring), "optional" (an extra's
+#: requirement), "vendored" (in another project's tree that the package does not build)
+Context = Literal["", "comment", "optional", "vendored"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    subject: Subject
+    pattern: str
+    side: Side
+    tier: Tier
+    severity: Severity  # a match in a comment is always info
+    message: str
+    kinds: frozenset[FileKind] = field(default_factory=frozenset)  # empty: any kind
+    #: no finding when this also matches somewhere in the same file (a HIP branch next to a
+    #: CUDA check)
+    unless_in_file: str | None = None
+    #: no finding unless this also matches somewhere in the same file (a library name counts as
+    #: a binding only in a file that loads libraries)
+    only_if_in_file: str | None = None
+    flags: int = re.MULTILINE
+    #: a file without any of these substrings cannot match (a fast pre-filter: scanning torch
+    #: with every regex over every file would take minutes)
+    literals: tuple[str, ...] = ()
+    #: at most this many findings per file (0: all); "uses torch" once per file is enough
+    per_file: int = 0
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern, self.flags)
+
+    @property
+    def unless_regex(self) -> re.Pattern[str] | None:
+        return _compiled(self.unless_in_file, self.flags) if self.unless_in_file else None
+
+    @property
+    def only_if_regex(self) -> re.Pattern[str] | None:
+        return _compiled(self.only_if_in_file, self.flags) if self.only_if_in_file else None
+
+
+_CACHE: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    key = (pattern, flags)
+    if key not in _CACHE:
+        _CACHE[key] = re.compile(pattern, flags)
+    return _CACHE[key]
+
+
+def kinds(*names: FileKind) -> frozenset[FileKind]:
+    return frozenset(names)
+
+
+def _safety(rule_id: str, severity: Severity, message: str) -> Rule:
+    return Rule(rule_id, SAFETY, "", "safety", "safety", severity, message)
+
+
+#: what the readers of archives and folders report about members they refuse to read
+SAFETY_RULES: tuple[Rule, ...] = (
+    _safety("unsafe-path", "warning", "archive member with an absolute path or '..' escaping the tree: not read"),
+    _safety("unsafe-link", "warning", "symbolic or hard link pointing outside the tree (or in a loop): not followed"),
+    _safety("special-file", "info", "device, FIFO or other special file: not read"),
+    _safety("oversized-member", "warning", "file larger than the scan's size limit: not read"),
+    _safety(
+        "archive-too-large", "warning", "archive expands beyond the scan's total size limit: the rest was not read"
+    ),
+    _safety(
+        "too-many-members",
+        "warning",
+        "archive or folder with more members than the scan's limit: the rest was not read",
+    ),
+    _safety(
+        "nested-archive-skipped",
+        "warning",
+        "archive inside an archive beyond the nesting limit (or too large): not opened",
+    ),
+    _safety("unreadable", "warning", "file or nested archive that could not be read (corrupt, permission denied)"),
+    _safety(
+        "elf-limit", "info", "binary with more dynamic sections or libraries than the scan reads: the rest ignored"
+    ),
+    _safety("outside-install", "info", "installed file outside the distribution's install folder (a script): not read"),
+)
+#: limits that leave the scan incomplete: the verdict says so and lowers its confidence
+INCOMPLETE = ("archive-too-large", "too-many-members")
+
+#: every rule by id; filled by ``rules`` (the tables register themselves there)
+RULES_BY_ID: dict[str, Rule] = {r.id: r for r in SAFETY_RULES}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    path: str
+    line: int | None
+    text: str
+    severity: Severity
+    #: "comment", "optional", "vendored" (see Context) or "" for evidence
+    context: Context = ""
+
+    @property
+    def spec(self) -> Rule:
+        return RULES_BY_ID[self.rule]  # the tables register when pytest_rocm.vet.rules is imported
+
+    @property
+    def counts(self) -> bool:
+        """Whether it is evidence for the verdict (not in a comment, an optional extra or a vendored tree)."""
+        return not self.context
+
+    def to_json(self) -> dict[str, object]:
+        rule = self.spec
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "line": self.line,
+            "text": self.text,
+            "severity": self.severity,
+            "side": rule.side,
+            "tier": rule.tier,
+            "context": self.context or None,
+            "message": rule.message,
+        }
+
+
+def safety_finding(rule: str, path: str, detail: str) -> Finding:
+    return Finding(rule, path, None, detail, RULES_BY_ID[rule].severity)

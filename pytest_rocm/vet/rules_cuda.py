@@ -1,0 +1,281 @@
+"""vet rules for CUDA code: native sources, device code, binaries and the build.
+
+``torch.cuda.*`` (``is_available``, ``.cuda()``, ``device="cuda"``) is deliberately absent: PyTorch's
+ROCm builds serve it through HIP, so it is not CUDA-only.
+"""
+
+from __future__ import annotations
+
+from pytest_rocm.vet.kinds import BINARY, BUILD, CUDA_SRC, NATIVE, PYTHON
+from pytest_rocm.vet.rule import DERIVED, NEEDED, PATH, SECTION, TEXT, Rule, kinds
+
+SRC = kinds(CUDA_SRC, NATIVE)
+
+CUDA_RULES: tuple[Rule, ...] = (
+    # ---- CUDA: native sources ------------------------------------------------------------
+    Rule(
+        "cuda-source-file",
+        PATH,
+        r"\.cuh?$",
+        "cuda",
+        "source",
+        "warning",
+        "CUDA source file: needs nvcc, or hipify and hipcc to build for ROCm",
+    ),
+    Rule(
+        "cuda-runtime-api",
+        TEXT,
+        r"\bcuda(?:Malloc\w*|Free\w*|Memcpy\w*|Memset\w*|Stream\w+|Event\w+|DeviceSynchronize|"
+        r"GetDevice\w*|SetDevice\w*|LaunchKernel\w*|GetLastError|PeekAtLastError|GetErrorString|"
+        r"FuncSetAttribute|FuncGetAttributes|Occupancy\w+|HostAlloc|HostRegister|Graph\w+|"
+        r"IpcGetMemHandle|IpcOpenMemHandle|PointerGetAttributes)\s*\(|"
+        r"\bcuda(?:Stream_t|Event_t|Error_t|DeviceProp|Graph_t|GraphExec_t|IpcMemHandle_t)\b",
+        "cuda",
+        "source",
+        "error",
+        "CUDA runtime API: has HIP equivalents (hipMalloc...), but this code calls CUDA's",
+        kinds=SRC,
+        literals=("cuda",),
+    ),
+    Rule(
+        "cuda-driver-api",
+        TEXT,
+        r"\bcu(?:LaunchKernel|ModuleLoad\w*|ModuleGetFunction|CtxCreate\w*|CtxGetCurrent|"
+        r"CtxSetCurrent|MemAlloc\w*|MemFree\w*|Init|DeviceGet\w*|GetProcAddress\w*|"
+        r"TensorMapEncode\w*|FuncSetAttribute|LinkCreate\w*)\s*\(|"
+        r"\bCU(?:result|device|context|module|function|stream|deviceptr|tensorMap)\b",
+        "cuda",
+        "source",
+        "error",
+        "CUDA driver API: NVIDIA's driver, not present on ROCm",
+        kinds=SRC,
+        literals=(
+            "cuLaunch",
+            "cuModule",
+            "cuCtx",
+            "cuMem",
+            "cuInit",
+            "cuDevice",
+            "cuGetProc",
+            "cuTensorMap",
+            "cuFunc",
+            "cuLink",
+            "CUresult",
+            "CUdevice",
+            "CUcontext",
+            "CUmodule",
+            "CUfunction",
+            "CUstream",
+            "CUdeviceptr",
+            "CUtensorMap",
+        ),
+    ),
+    Rule(
+        "cuda-header",
+        TEXT,
+        r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cuda\.h|cuda_runtime(?:_api)?\.h|cuda_fp16\.h|"
+        r"cuda_bf16\.h|cuda_fp8\.h|cublas(?:_v2|Lt)?\.h|cudnn\w*\.h|cusparse\w*\.h|cufft\w*\.h|"
+        r"curand\w*\.h|cusolver\w*\.h|nccl\.h|nvrtc\.h|cooperative_groups\.h|mma\.h|"
+        r"cuda/\S+|cub/\S+|thrust/\S+|c10/cuda/\S+|ATen/cuda/\S+)[>\"]",
+        "cuda",
+        "source",
+        "error",
+        "CUDA header: hipify maps it to a HIP/ROC library header; as written it builds only with CUDA",
+        kinds=SRC,
+        literals=("include",),
+    ),
+    Rule(
+        "cuda-only-header",
+        TEXT,
+        r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:NvInfer\w*\.h|nvml\.h|cutlass/\S+|cute/\S+|"
+        r"nvToolsExt\w*\.h|nvtx3/\S+|cufile\.h|nvjpeg\.h|nvshmem\w*\.h)[>\"]",
+        "cuda",
+        "source",
+        "error",
+        "header of an NVIDIA-only library (TensorRT, NVML, CUTLASS, NVSHMEM...): no ROCm port",
+        kinds=SRC,
+        literals=("include",),
+    ),
+    Rule(
+        "cuda-library-call",
+        TEXT,
+        r"\b(?:cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nccl|nvml|nvrtc)[A-Z]\w*\s*\(",
+        "cuda",
+        "source",
+        "error",
+        "call into an NVIDIA library (cuBLAS, cuDNN, NCCL, NVML...): ROCm has its own (hipBLAS, MIOpen, RCCL, amdsmi)",
+        kinds=SRC,
+        literals=("cublas", "cudnn", "cusparse", "cufft", "curand", "cusolver", "nccl", "nvml", "nvrtc"),
+    ),
+    Rule(
+        "inline-ptx",
+        TEXT,
+        r"\basm\s*(?:volatile\s*)?\(\s*\"[^\"\n]*(?:\b(?:mma|ldmatrix|stmatrix|cp\.async|wgmma|"
+        r"ld\.global|st\.global|ld\.shared|st\.shared|shfl\.sync|mov\.[bu]32|prmt|lop3|red\.|"
+        r"atom\.|bar\.sync|cvt\.\w+|fma\.rn)\b)",
+        "cuda",
+        "source",
+        "error",
+        "inline PTX assembly: NVIDIA's instruction set, no HIP translation exists",
+        kinds=SRC,
+        literals=("asm",),
+    ),
+    Rule(
+        "warp-sync-intrinsic",
+        TEXT,
+        r"\b(?:__shfl(?:_xor|_up|_down)?_sync|__ballot_sync|__activemask|__syncwarp)\s*\(",
+        "cuda",
+        "source",
+        "warning",
+        "32-lane warp intrinsic: AMD CDNA wavefronts are 64 lanes; masks and lane math need review",
+        kinds=SRC,
+        literals=("__shfl", "__ballot_sync", "__activemask", "__syncwarp"),
+    ),
+    Rule(
+        "cuda-kernel",
+        TEXT,
+        r"\b__global__\s+(?:static\s+)?void\b",
+        "cuda",
+        "source",
+        "warning",
+        "GPU kernel (CUDA syntax; HIP accepts it too when the file is built with hipcc)",
+        kinds=SRC,
+        unless_in_file=r"hip/hip_runtime|__HIP_PLATFORM_|__HIPCC__|USE_ROCM",
+        literals=("__global__",),
+    ),
+    Rule(
+        "nvidia-device-code-file",
+        PATH,
+        r"\.(?:ptx|cubin|fatbin)$",
+        "cuda",
+        "core",
+        "error",
+        "NVIDIA device code (PTX/cubin): runs only on NVIDIA GPUs",
+    ),
+    # ---- CUDA: binaries ------------------------------------------------------------------
+    Rule(
+        "links-cuda-library",
+        NEEDED,
+        r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn\w*|cufft|curand|cusparse|cusolver|nvrtc|"
+        r"nccl|nvidia-ml|nvToolsExt|nvJitLink|nvinfer\w*|cupti|nvshmem\w*)\.so",
+        "cuda",
+        "core",
+        "error",
+        "binary linked against an NVIDIA library: it will not load on a ROCm machine",
+    ),
+    Rule(
+        "nvidia-fatbin-section",
+        SECTION,
+        r"^(?:\.nv_fatbin|__nv_relfatbin|\.nvFatBinSegment)$",
+        "cuda",
+        "core",
+        "error",
+        "binary embeds NVIDIA GPU code (fatbin): kernels run only on NVIDIA GPUs",
+    ),
+    Rule(
+        "cuda-variant-binary",
+        PATH,
+        r"(?:^|/)[^/]*cuda\d*[^/]*\.(?:so|pyd|dll)(?:\.\d+)*$",
+        "cuda",
+        "core",
+        "warning",
+        "binary built for CUDA (by its name)",
+        kinds=kinds(BINARY),
+    ),
+    # ---- CUDA: build ---------------------------------------------------------------------
+    Rule(
+        "build-nvcc",
+        TEXT,
+        r"\bnvcc\b",
+        "cuda",
+        "core",
+        "error",
+        "the build calls nvcc, NVIDIA's compiler",
+        kinds=kinds(BUILD),
+        literals=("nvcc",),
+    ),
+    Rule(
+        "build-cuda-extension",
+        TEXT,
+        r"\bCUDAExtension\b",
+        "cuda",
+        "core",
+        "error",
+        "builds a torch CUDAExtension: a ROCm PyTorch hipifies and compiles it with hipcc, "
+        "which works only if the sources avoid NVIDIA-only constructs",
+        kinds=kinds(BUILD),
+        literals=("CUDAExtension",),
+    ),
+    Rule(
+        "build-cuda-home",
+        TEXT,
+        r"\bCUDA_(?:HOME|PATH|ROOT|TOOLKIT_ROOT_DIR|INC_DIR)\b",
+        "cuda",
+        "core",
+        "warning",
+        "the build looks for a CUDA toolkit",
+        kinds=kinds(BUILD),
+        literals=("CUDA_",),
+    ),
+    Rule(
+        "build-cuda-arch",
+        TEXT,
+        r"\bTORCH_CUDA_ARCH_LIST\b|-gencode\b|\barch=compute_\d+|\bCMAKE_CUDA_ARCHITECTURES\b",
+        "cuda",
+        "core",
+        "warning",
+        "the build targets NVIDIA architectures (sm_XX)",
+        kinds=kinds(BUILD),
+        literals=("TORCH_CUDA_ARCH_LIST", "-gencode", "compute_", "CMAKE_CUDA_ARCHITECTURES"),
+    ),
+    Rule(
+        "build-cmake-cuda",
+        TEXT,
+        r"\bfind_package\s*\(\s*(?:CUDA|CUDAToolkit)\b|\benable_language\s*\(\s*CUDA\b|"
+        r"\bproject\s*\([^)]*\bCUDA\b|\bcuda_add_library\b",
+        "cuda",
+        "core",
+        "error",
+        "CMake builds CUDA code",
+        kinds=kinds(BUILD),
+        literals=("CUDA", "cuda_add_library"),
+    ),
+    # ---- CUDA compiled at run time --------------------------------------------------------
+    Rule(
+        "cuda-jit-load",
+        TEXT,
+        r"(?:(?<![\w.])(?<!def )load|\bcpp_extension\.load)\s*\(",  # a call, not `def load(`
+        "cuda",
+        "source",
+        "warning",
+        "JIT-compiles CUDA sources with torch.utils.cpp_extension.load, behind an opt-in (inside a "
+        "function the import path does not call)",
+        kinds=kinds(PYTHON),
+        only_if_in_file=r"\bcpp_extension\b[\s\S]*\.cuh?[\"']|\.cuh?[\"'][\s\S]*\bcpp_extension\b",
+        literals=("cpp_extension",),
+    ),
+    Rule(
+        "cuda-jit-import-path",
+        DERIVED,
+        "",
+        "cuda",
+        "core",
+        "error",
+        "JIT-compiles CUDA sources with torch.utils.cpp_extension.load on the import path: the "
+        "package's core ops are CUDA kernels",
+    ),
+    # ---- a native build at all (neither side: says whether C/C++ CUDA code is compiled) -----
+    Rule(
+        "build-native-extension",
+        TEXT,
+        r"\b(?:Extension|CppExtension|Pybind11Extension)\s*\(|\bext_modules\b|"
+        r"\b(?:add_library|pybind11_add_module|nanobind_add_module|python_add_library)\s*\(",
+        "build",
+        "usage",
+        "info",
+        "the build compiles native code (an extension module or a library)",
+        kinds=kinds(BUILD),
+        literals=("Extension", "ext_modules", "add_library", "_add_module"),
+        per_file=1,
+    ),
+)

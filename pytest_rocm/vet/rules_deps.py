@@ -1,0 +1,284 @@
+"""vet rules for what a package depends on: requirements and versions (CUDA-only ones, the
+PyTorch ecosystem, other native GPU libraries), vendor libraries loaded at run time (ctypes,
+cffi), and the CUDA assumptions of Python code.
+
+The names of the vendor libraries a binding loads are data (``data/vendor_libraries.json``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_rocm._resources import load_json
+from pytest_rocm.vet.kinds import ARCHIVE, BUILD, METADATA, PYTHON, REQUIREMENTS
+from pytest_rocm.vet.rule import DERIVED, PATH, TEXT, Rule, kinds
+
+PY = kinds(PYTHON, BUILD)
+DEPS = kinds(METADATA, REQUIREMENTS, BUILD)
+
+ECOSYSTEM = (
+    "transformers",
+    "peft",
+    "accelerate",
+    "diffusers",
+    "timm",
+    "sentence-transformers",
+    "trl",
+    "optimum",
+    "lightning",
+    "pytorch-lightning",
+    "torchvision",
+    "torchaudio",
+    "torchmetrics",
+)
+_ECO_IMPORT = "|".join(n.replace("-", "_") for n in ECOSYSTEM)
+_ECO_DIST = "|".join(re.escape(n).replace("\\-", "[-_.]") for n in ECOSYSTEM)
+#: native GPU libraries whose own ROCm story decides whether a dependent works
+GPU_LIBRARIES = (
+    "flash-attn",
+    "xformers",
+    "bitsandbytes",
+    "vllm",
+    "deepspeed",
+    "apex",
+    "mamba-ssm",
+    "causal-conv1d",
+    "auto-gptq",
+    "awq",
+    "liger-kernel",
+    "unsloth",
+    "triton",
+    "tensorrt",
+    "onnxruntime-gpu",
+    "cupy",
+)
+_GPU_DIST = "|".join(re.escape(n).replace("\\-", "[-_.]") for n in GPU_LIBRARIES)
+REQ = r"^(?:Requires-Dist:[ \t]*|[ \t]*[\"']?)"  # METADATA line, requirements line, TOML item
+#: what may follow a requirement's name: a specifier, extras, a marker, the closing quote (not
+#: one that closes a key: `"pycuda": [`, `"rocm" = ...`) or the end of the line
+REQ_END = r"(?=[ \t]*(?:[<>!~]=?|===?|\[|;|,|@|[\"'](?![ \t]*[:=])|$))"
+
+
+def _library_pattern(vendor: str) -> str:
+    """A quoted library file name of this vendor (``'libnvidia-ml.so.1'``, ``"nvcuda.dll"``,
+    ``'cudart64_12.dll'``), or a bare name handed to a loader (``find_library('cudart')``)."""
+    names = "|".join(re.escape(n) for n in load_json("vendor_libraries.json")["libraries"][vendor])
+    return (
+        rf"[\"'][^\"'\n]*?(?<![\w-])(?:lib)?(?:{names})(?:64)?(?:_\d+)*\.(?:so|dll|dylib)\b[^\"'\n]*[\"']|"
+        rf"\b(?:find_library|CDLL|WinDLL|LoadLibrary\w*|dlopen)\s*\(\s*[\"'](?:lib)?(?:{names})[\"']"
+    )
+
+
+#: a file that loads libraries at run time (a library name elsewhere is only a name)
+_LOADS = r"\b(?:CDLL|WinDLL|OleDLL|PyDLL|LoadLibrary\w*|dlopen|find_library|cdll|windll)\b"
+
+DEPS_RULES: tuple[Rule, ...] = (
+    # ---- CUDA: dependencies and versions -------------------------------------------------
+    Rule(
+        "requires-nvidia-package",
+        TEXT,
+        REQ + r"nvidia-(?!smi\b)[a-z0-9-]+" + REQ_END,
+        "cuda",
+        "core",
+        "error",
+        "depends on NVIDIA's CUDA runtime packages (nvidia-*): a CUDA-only install",
+        kinds=DEPS,
+        literals=("nvidia-",),
+    ),
+    Rule(
+        "requires-cuda-only-package",
+        TEXT,
+        REQ + r"(?P<dist>cupy-cuda\w+|pycuda|tensorrt(?:[-_]cu\d+)?|pynvml|nvidia-ml-py3?|cuda-python|"
+        r"onnxruntime-gpu)\b" + REQ_END,
+        "cuda",
+        "core",
+        "error",
+        "depends on a CUDA-only package (CuPy's CUDA wheels, PyCUDA, TensorRT, NVML...)",
+        kinds=DEPS,
+        literals=("cupy-cuda", "pycuda", "tensorrt", "pynvml", "nvidia-ml-py", "cuda-python", "onnxruntime-gpu"),
+    ),
+    Rule(
+        "cuda-local-version",
+        TEXT,
+        r"^(?:Version:[ \t]*[^\s+]+\+cu\d+|Requires-Dist:[^\n;]*\+cu\d+)\b|==[^\s,;\"']+\+cu\d+",
+        "cuda",
+        "core",
+        "error",
+        "a CUDA build (+cuXYZ local version)",
+        kinds=DEPS,
+        literals=("+cu",),
+    ),
+    Rule(
+        "cuda-wheel-name",
+        PATH,
+        r"(?:\+cu\d+|[-_.]cu\d{2,3}\b)[^/]*\.whl$",
+        "cuda",
+        "core",
+        "error",
+        "a wheel built for CUDA (+cuXYZ in its file name)",
+        kinds=kinds(ARCHIVE),
+    ),
+    # ---- CUDA: Python assumptions --------------------------------------------------------
+    Rule(
+        "python-nvml",
+        TEXT,
+        r"^[ \t]*(?:import|from)[ \t]+(?P<mod>pynvml|py3nvml|nvidia_smi)\b",
+        "cuda",
+        "caveat",
+        "warning",
+        "NVML (NVIDIA management library): absent on ROCm; amdsmi is the AMD counterpart",
+        kinds=PY,
+        literals=("nvml", "nvidia_smi"),
+    ),
+    Rule(
+        "python-nvidia-smi",
+        TEXT,
+        r"[\"']nvidia-smi\b",
+        "cuda",
+        "caveat",
+        "warning",
+        "runs nvidia-smi: absent on AMD machines (amd-smi / rocm-smi are the equivalents)",
+        kinds=PY,
+        literals=("nvidia-smi",),
+    ),
+    Rule(
+        "python-cuda-only-import",
+        TEXT,
+        r"^[ \t]*(?:import|from)[ \t]+(?P<mod>pycuda|tensorrt|cuda\.bindings)\b|"
+        r"^[ \t]*(?:from[ \t]+numba[ \t]+import[ \t]+cuda\b|import[ \t]+numba\.cuda\b|from[ \t]+cuda[ \t]+import\b)",
+        "cuda",
+        "caveat",
+        "error",
+        "imports a CUDA-only Python library (PyCUDA, TensorRT, numba.cuda, cuda-python)",
+        kinds=PY,
+        literals=("pycuda", "tensorrt", "cuda.bindings", "numba", "from cuda"),
+    ),
+    Rule(
+        "python-cuda-version-check",
+        TEXT,
+        r"\btorch\.version\.cuda\b",
+        "cuda",
+        "caveat",
+        "warning",
+        "checks torch.version.cuda with no torch.version.hip branch in the file: it is None on ROCm",
+        kinds=PY,
+        unless_in_file=r"\btorch\.version\.hip\b",
+        literals=("torch.version.cuda",),
+    ),
+    Rule(
+        "python-device-capability",
+        TEXT,
+        r"\bget_device_capability\s*\(",
+        "cuda",
+        "caveat",
+        "warning",
+        "get_device_capability() returns the gfx major/minor on ROCm, not an SM version",
+        kinds=PY,
+        unless_in_file=r"\btorch\.version\.hip\b|\bis_hip\b|\bgcnArchName\b",
+        literals=("get_device_capability",),
+    ),
+    Rule(
+        "python-cuda-jit",
+        TEXT,
+        r"\bload_inline\s*\([^)]*cuda_sources|\bcupy\.RawKernel\b",
+        "cuda",
+        "source",
+        "warning",
+        "compiles CUDA source at run time (torch load_inline / CuPy RawKernel)",
+        kinds=PY,
+        literals=("load_inline", "RawKernel"),
+    ),
+    # ---- vendor libraries loaded at run time (ctypes, cffi) -----------------------------
+    Rule(
+        "loads-nvidia-library",
+        TEXT,
+        _library_pattern("nvidia"),
+        "cuda",
+        "core",
+        "error",
+        "loads an NVIDIA library at run time (ctypes/cffi): a binding that works only with NVIDIA's driver",
+        kinds=kinds(PYTHON),
+        only_if_in_file=_LOADS,
+        literals=("DLL", "dll", "LoadLibrary", "dlopen", "find_library"),
+    ),
+    Rule(
+        "probes-nvidia-library",
+        DERIVED,
+        "",
+        "cuda",
+        "caveat",
+        "warning",
+        "tries to load an NVIDIA library and carries on without it (a probe with a fallback), "
+        "calling few of its functions: not a binding",
+    ),
+    Rule(
+        "loads-rocm-library",
+        TEXT,
+        _library_pattern("amd"),
+        "rocm",
+        "core",
+        "info",
+        "loads a ROCm library at run time (libamdhip64, librocm_smi64, libamd_smi...): an AMD path",
+        kinds=kinds(PYTHON),
+        only_if_in_file=_LOADS,
+        literals=("DLL", "dll", "LoadLibrary", "dlopen", "find_library"),
+    ),
+    # ---- what it builds on ---------------------------------------------------------------
+    Rule(
+        "uses-torch",
+        TEXT,
+        r"^[ \t]*(?:import|from)[ \t]+torch\b",
+        "torch",
+        "usage",
+        "info",
+        "uses PyTorch",
+        kinds=kinds(PYTHON),
+        literals=("torch",),
+        per_file=1,
+    ),
+    Rule(
+        "requires-torch",
+        TEXT,
+        REQ + r"torch\b(?![-_.\w])" + REQ_END,
+        "torch",
+        "usage",
+        "info",
+        "requires PyTorch",
+        kinds=DEPS,
+        literals=("torch",),
+    ),
+    Rule(
+        "uses-ecosystem",
+        TEXT,
+        rf"^[ \t]*(?:import|from)[ \t]+(?P<mod>{_ECO_IMPORT})\b",
+        "ecosystem",
+        "usage",
+        "info",
+        "builds on the PyTorch ecosystem (transformers, peft, accelerate, diffusers...)",
+        kinds=kinds(PYTHON),
+        per_file=3,
+        literals=tuple(n.replace("-", "_") for n in ECOSYSTEM),
+    ),
+    Rule(
+        "requires-ecosystem",
+        TEXT,
+        rf"{REQ}(?P<dist>{_ECO_DIST})\b(?![-\w])" + REQ_END,
+        "ecosystem",
+        "usage",
+        "info",
+        "requires a PyTorch ecosystem library (transformers, peft, accelerate, diffusers...)",
+        kinds=DEPS,
+        literals=ECOSYSTEM,
+    ),
+    Rule(
+        "requires-gpu-library",
+        TEXT,
+        REQ + rf"(?P<dist>{_GPU_DIST})\b(?![-\w])" + REQ_END,
+        "dependency",
+        "usage",
+        "warning",
+        "depends on a native GPU library: its own ROCm support decides yours; vet it too",
+        kinds=DEPS,
+        literals=tuple(n.split("-")[0] for n in GPU_LIBRARIES),
+    ),
+)

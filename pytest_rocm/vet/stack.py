@@ -1,0 +1,218 @@
+"""Vet a whole dependency set at once: every distribution installed here (``--installed``), or
+every pinned dependency of a ``requirements.txt``, ``pyproject.toml``, ``uv.lock`` or
+``pylock.toml`` that is installed or present as a wheel in ``--wheels DIR``.
+
+One row per package (name, version, class, confidence, the deciding evidence, and for class 3
+the gfx targets its binaries were built for next to this machine's GPUs): the checklist a team
+goes through by hand before a project moves to AMD. The stack's exit status is 1 when any
+package is class 4 (a CI gate for the dependency set).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from pytest_rocm.vet import gfx
+from pytest_rocm.vet.target import BadTarget
+
+SCHEMA = "pytest-rocm/vet-stack/1"
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    version: str | None  # None: not pinned to one version
+    source: str  # where it was named: "requirements.txt:3"
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    try:
+        doc: dict[str, Any] = tomllib.loads(path.read_bytes().decode("utf-8"))
+        return doc
+    except UnicodeDecodeError as exc:
+        raise BadTarget(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadTarget(f"{path}: not valid TOML ({exc})") from None
+
+
+def _requirement(text: str, where: str) -> Pin | None:
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        why = str(exc).splitlines()[0] if str(exc) else "unparsable"
+        raise BadTarget(f"{where}: not a requirement: {text.strip()!r} ({why})") from None
+    if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+        return None  # not for this platform/Python, or an extra's
+    pinned = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+    return Pin(canonicalize_name(req.name), pinned[0] if pinned else None, where)
+
+
+def _from_requirements_txt(path: Path) -> list[Pin]:
+    pins: list[Pin] = []
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise BadTarget(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    for number, raw in enumerate(lines, 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith(("#", "-", "--")) or "://" in line:
+            continue  # options (-r, -e, --index-url), URLs: not a pinned name
+        pin = _requirement(line, f"{path.name}:{number}")
+        if pin is not None:
+            pins.append(pin)
+    return pins
+
+
+def _from_lock(path: Path, table: str) -> list[Pin]:
+    doc = _toml(path)
+    pins = []
+    for i, pkg in enumerate(doc.get(table, [])):
+        if not isinstance(pkg, dict) or not isinstance(pkg.get("name"), str):
+            raise BadTarget(f"{path}: [[{table}]] entry {i + 1} has no name")
+        version = pkg.get("version")
+        pins.append(Pin(canonicalize_name(pkg["name"]), str(version) if version else None, f"{path.name}"))
+    return pins
+
+
+def _from_pyproject(path: Path) -> list[Pin]:
+    deps = _toml(path).get("project", {}).get("dependencies", [])
+    if not isinstance(deps, list):
+        raise BadTarget(f"{path}: [project] dependencies is not a list")
+    pins = [_requirement(str(d), f"{path.name} [project] dependencies") for d in deps]
+    return [p for p in pins if p is not None]
+
+
+def read_pins(path: Path) -> list[Pin]:
+    """The dependencies a file names. Raises BadTarget (one line) on a bad or unknown file."""
+    if not path.is_file():
+        raise BadTarget(f"{path}: no such file (or not a regular file)")
+    name = path.name.lower()
+    if name == "uv.lock":
+        return _from_lock(path, "package")
+    if name == "pylock.toml" or (name.startswith("pylock.") and name.endswith(".toml")):
+        return _from_lock(path, "packages")
+    if name == "pyproject.toml":
+        return _from_pyproject(path)
+    if name.endswith((".txt", ".in")):
+        return _from_requirements_txt(path)
+    raise BadTarget(f"{path}: not a requirements file, pyproject.toml, uv.lock or pylock.toml")
+
+
+def installed_pins() -> list[Pin]:
+    seen: dict[str, Pin] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            seen.setdefault(canonicalize_name(name), Pin(canonicalize_name(name), dist.version, "installed"))
+    return sorted(seen.values(), key=lambda p: p.name)
+
+
+def wheel_index(folder: Path | None) -> dict[str, list[tuple[str, Path]]]:
+    """Wheels of a folder by distribution name: [(version, path)]."""
+    index: dict[str, list[tuple[str, Path]]] = {}
+    if folder is None:
+        return index
+    if not folder.is_dir():
+        raise BadTarget(f"--wheels {folder}: not a folder")
+    for whl in sorted(folder.glob("*.whl")):
+        try:
+            name, version, _, _ = parse_wheel_filename(whl.name)
+        except InvalidWheelFilename:
+            continue
+        index.setdefault(str(name), []).append((str(version), whl))
+    return index
+
+
+def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | None, str]:
+    """What to vet for a pin (a wheel path or an installed name) and a note; None: not found."""
+    for version, path in wheels.get(pin.name, []):
+        if pin.version is None or version == pin.version:
+            return str(path), ""
+    try:
+        installed = metadata.version(pin.name)
+    except metadata.PackageNotFoundError:
+        return None, "not installed and no wheel for it in --wheels"
+    if pin.version is not None and installed != pin.version:
+        return pin.name, f"pinned {pin.version}, installed {installed}: vetted the installed one"
+    return pin.name, ""
+
+
+def machine_gpus() -> list[str]:
+    """This machine's gfx names, from the kernel (no torch, no ROCm user space)."""
+    try:
+        from pytest_rocm.env.seam import Seam
+        from pytest_rocm.env.system import detect_system
+
+        return sorted({g.gfx for g in detect_system(Seam()).gpus if g.gfx})
+    except Exception:  # detection records its own failures; here no GPU is the answer
+        return []
+
+
+def coverage(targets: Iterable[str], gpus: list[str]) -> str:
+    """How a package's gfx targets meet this machine's GPUs, in a few words."""
+    built = {gfx.processor(t) for t in targets}
+    if not built:
+        return "targets unknown"
+    if not gpus:
+        return "no AMD GPU here"
+    from pytest_rocm.env.arch import generic_of
+
+    missing = [g for g in gpus if g not in built and generic_of(g) not in built]
+    return "covers " + ", ".join(gpus) if not missing else "does not cover " + ", ".join(missing)
+
+
+def _gpus_column(doc: dict[str, Any], targets: list[str], gpus: list[str]) -> str:
+    if targets:
+        return coverage(targets, gpus)
+    if doc["gfx_notes"]:
+        return "targets unreadable: " + str(next(iter(doc["gfx_notes"].values())))
+    return "no AMD binary: built from source, for the gfx you build it for"
+
+
+VetOne = Callable[[str], dict[str, Any]]
+
+
+def vet_stack(
+    pins: list[Pin], wheels: dict[str, list[tuple[str, Path]]], vet_one: VetOne, gpus: list[str]
+) -> dict[str, Any]:
+    """The stack document: a row per pin."""
+    rows = []
+    for pin in pins:
+        spec, note = locate(pin, wheels)
+        row: dict[str, Any] = {"package": pin.name, "pinned": pin.version, "source": pin.source, "note": note}
+        if spec is None:
+            rows.append({**row, "version": None, "class": None, "confidence": None, "reason": note})
+            continue
+        try:
+            doc = vet_one(spec)
+        except BadTarget as exc:
+            rows.append({**row, "version": None, "class": None, "confidence": None, "reason": str(exc)})
+            continue
+        targets = gfx.order({t for ts in doc["gfx_targets"].values() for t in ts})
+        rows.append(
+            {
+                **row,
+                "version": doc["version"],
+                "target": spec,
+                "class": doc["class"],
+                "confidence": doc["confidence"],
+                "reason": doc["reason"],
+                "contrary": doc["contrary_notes"][:1],
+                "gfx_targets": targets,
+                "gpus": _gpus_column(doc, targets, gpus) if doc["class"] == 3 else None,
+            }
+        )
+    failing = [r["package"] for r in rows if r["class"] == 4]
+    return {"schema": SCHEMA, "machine_gpus": gpus, "packages": rows, "class_4": failing}
