@@ -17,6 +17,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from pytest_rocm.env import arch, wheels
 from pytest_rocm.env.model import BACKENDS as BACKENDS  # the one list (stdlib-only module)
 from pytest_rocm.env.model import Backend
 
@@ -25,8 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # (3.10: a dependency)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-PYTHON_RE = re.compile(r"^3\.\d+$")
-ROCM_INDEX_RE = re.compile(r"/whl/rocm(\d+(?:\.\d+)*)/?$")
+PYTHON_RE = re.compile(r"^3\.[0-9]+$")
+ROCM_INDEX_RE = re.compile(r"/whl/rocm([0-9]+(?:\.[0-9]+)*)/?$")
 
 
 class ComboError(ValueError):
@@ -49,11 +50,36 @@ class Combo:
     def report_name(self) -> str:
         return f"reports/{self.name}.json"
 
+    @property
+    def wheel_gfx(self) -> list[str] | None:
+        """The gfx targets the combination's torch wheel carries (data/torch_wheels.json); None when
+        unknown (not a ROCm combination, no pinned version, or a release/index the table lacks)."""
+        if self.backend != "rocm":
+            return None
+        pinned = [s.version for s in Requirement(self.torch).specifier if s.operator in ("==", "===")]
+        if len(pinned) != 1 or "*" in pinned[0]:
+            return None
+        return wheels.wheel_gfx(pinned[0], self.index_url)
+
+    def kernels_for(self, gfx: str) -> str | None:
+        """Whether the wheel has kernels for ``gfx``: ``yes``; ``override`` (only for the target of
+        the gfx's usual HSA_OVERRIDE_GFX_VERSION); ``no`` (hipErrorNoBinaryForGpu at the first
+        kernel); None when the table does not know the wheel."""
+        listed = self.wheel_gfx
+        if listed is None:
+            return None
+        base = arch.split_arch(gfx)[0]
+        usual = arch.override_for(base)
+        if base in listed:
+            return "yes"
+        return "override" if usual is not None and arch.parse_override(usual) in listed else "no"
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["packages"] = list(self.packages)
         data["runner"] = list(self.runner)
         data["report"] = self.report_name
+        data["wheel_gfx"] = self.wheel_gfx
         return data
 
 
@@ -79,15 +105,17 @@ _FIELDS: dict[str, _Field] = {
 
 def load_combos(path: str | os.PathLike[str]) -> list[Combo]:
     """Read and validate a combinations file; raise ComboError with one clear line."""
+    from pytest_rocm.env.textfile import UserFileError, read_text  # stdlib only, as this module
+
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ComboError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ComboError(f"{path}: cannot read ({exc.strerror})") from None
+        data = tomllib.loads(read_text(path, "combinations file"))
+    except UserFileError as exc:
+        raise ComboError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ComboError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ComboError(f"{path}: nested too deeply to be a combinations file") from None
     entries = data.get("combo")
     if not isinstance(entries, list) or not entries:
         raise ComboError(f"{path}: no [[combo]] entries")
@@ -190,12 +218,15 @@ def amd_gpu_present(root: str | os.PathLike[str] | None = None) -> bool:
         return False
     for props in (base / "sys/class/kfd/kfd/topology/nodes").glob("*/properties"):
         try:
-            text = props.read_text()
+            # a FIFO or device node where sysfs has a file would block read_text(): regular files only
+            if not props.is_file():
+                continue
+            text = props.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         for line in text.splitlines():
             key, _, value = line.partition(" ")
-            if key == "simd_count" and value.strip().isdigit() and int(value) > 0:
+            if key == "simd_count" and re.fullmatch(r"[0-9]+", value.strip()) and int(value) > 0:
                 return True
     return False
 
@@ -212,7 +243,17 @@ def runnable_here(combo: Combo, root: str | os.PathLike[str] | None = None) -> t
         return False, f"{combo.name} needs an AMD GPU (ROCm {combo.rocm}); this machine has none (no /dev/kfd GPU node)"
     if combo.backend == "cuda" and not nvidia_gpu_present(root):
         return False, f"{combo.name} needs an NVIDIA GPU; this machine has none"
+    if combo.backend == "cpu" and not _cpu_build(combo):
+        return False, (
+            f"{combo.name}: a CPU combination whose torch comes from {combo.index_url or 'PyPI'} installs the CUDA "
+            f"build (~20 nvidia-* packages); give it index_url = {wheels.cpu_index()!r} or a +cpu pin"
+        )
     return True, ""
+
+
+def _cpu_build(combo: Combo) -> bool:
+    """Whether a combination's torch is a CPU-only build: from a CPU index, or pinned ``+cpu``."""
+    return wheels.is_cpu_index(combo.index_url) or "+cpu" in combo.torch
 
 
 # -- CI job matrices -----------------------------------------------------------------------
@@ -256,10 +297,16 @@ def emit_gitlab(combos: list[Combo]) -> str:
 EMITTERS = {"json": emit_json, "github": emit_github, "gitlab": emit_gitlab}
 
 
-def render_text(combos: list[Combo]) -> str:
-    rows = [("name", "torch", "backend", "rocm", "python", "here")]
+def render_text(combos: list[Combo], gfx: str | None = None) -> str:
+    """The combinations as a table; with ``gfx``, a column saying whether each wheel carries its
+    kernels (:meth:`Combo.kernels_for`; ``?``: the table does not know, ``-``: not a ROCm one)."""
+    head: tuple[str, ...] = ("name", "torch", "backend", "rocm", "python", "here") + ((gfx,) if gfx else ())
+    rows = [head]
     for c in combos:
         ok, _reason = runnable_here(c)
-        rows.append((c.name, c.torch, c.backend, c.rocm or "-", c.python, "yes" if ok else "no"))
+        row: tuple[str, ...] = (c.name, c.torch, c.backend, c.rocm or "-", c.python, "yes" if ok else "no")
+        if gfx:
+            row += ("-" if c.backend != "rocm" else (c.kernels_for(gfx) or "?"),)
+        rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip() for row in rows)

@@ -250,7 +250,7 @@ def machines() -> dict[str, Recorded]:
         {},
         "KFD node: tinygrad mock of an RX 7900 XTX; VRAM, CUs, name: rocminfo ROCm/ROCm#2974; "
         "arch list: official rocm6.2.4 wheels (uv table in torch_strings.json)",
-        {"triton": "3.2.0", "pytorch-triton-rocm": "3.2.0"},
+        {"pytorch-triton-rocm": "3.2.0"},
     )
     rdna2 = properties(MOCK_7900XTX, gfx_target_version=100300, simd_count=144, device_id=29631)
     igpu = properties(
@@ -303,7 +303,7 @@ def machines() -> dict[str, Recorded]:
         "8x MI300X: rocminfo ROCm/ROCm#4021 (gfx942:sramecc+:xnack-, 304 CUs, VRAM), 2 CPU nodes and "
         "the GPU node layout from the MI308X capture (k8s-device-plugin testdata), torch 2.6 device "
         "properties ROCm/ROCm#4203",
-        {"triton": "3.2.0", "pytorch-triton-rocm": "3.2.0", "flash_attn": "2.7.3"},
+        {"pytorch-triton-rocm": "3.2.0", "flash_attn": "2.7.3"},
     )
     out["mi210_4"] = Recorded(
         Machine(

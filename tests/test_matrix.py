@@ -48,11 +48,11 @@ def test_shipped_file_is_valid_and_has_the_known_good_pairs() -> None:
 
 
 def test_every_rocm_combo_is_a_pair_doctor_knows_as_published() -> None:
-    """combos.toml and doctor's data (pytest_rocm/data/doctor.json) state the same facts twice:
-    the matrix must never run a pair that `rocm-compat doctor` would call unpublished."""
-    from pytest_rocm.doctor.checks import knowledge
+    """combos.toml and the wheel data (pytest_rocm/data/torch_wheels.json) state the same facts
+    twice: the matrix must never run a pair that `rocm-compat doctor` would call unpublished."""
+    from pytest_rocm.env.wheels import published_pairs
 
-    published = knowledge()["torch_rocm_wheels"]["pairs"]
+    published = published_pairs()
     for c in load_combos(COMBOS):
         if c.backend == "rocm":
             minor = ".".join(c.torch.split("==")[1].split(".")[:2])
@@ -111,8 +111,33 @@ def test_rocm_combo_needs_an_amd_gpu_node(tmp_path: Path, data_dir: Path) -> Non
     node1.mkdir(parents=True)
     (node1 / "properties").write_text("simd_count 192\ngfx_target_version 110000\n")
     assert runnable_here(combo, root) == (True, "")
-    cpu = Combo(name="c", torch="torch==2.13.0", index_url="", backend="cpu", rocm="", python="3.11")
+    cpu_index = "https://download.pytorch.org/whl/cpu"
+    cpu = Combo(name="c", torch="torch==2.13.0", index_url=cpu_index, backend="cpu", rocm="", python="3.11")
     assert runnable_here(cpu, tmp_path / "nothing") == (True, "")
+
+
+@pytest.mark.parametrize(
+    ("torch", "index_url", "runnable"),
+    [
+        ("torch==2.13.0", "", False),  # PyPI: the CUDA build with its nvidia-* packages
+        ("torch==2.13.0", "https://download.pytorch.org/whl/cu130", False),
+        ("torch==2.13.0", "https://download.pytorch.org/whl/cpu/", True),
+        ("torch==2.13.0", "file:///srv/mirror/whl/cpu", True),
+        ("torch==2.13.0+cpu", "", True),
+    ],
+)
+def test_a_cpu_combination_must_take_a_cpu_build(tmp_path: Path, torch: str, index_url: str, runnable: bool) -> None:
+    """Issue 20: the "cpu" combos had an empty index URL (PyPI's CUDA torch) and were called runnable."""
+    cpu = Combo(name="c", torch=torch, index_url=index_url, backend="cpu", rocm="", python="3.11")
+    ok, reason = runnable_here(cpu, tmp_path / "nothing")
+    assert ok is runnable
+    assert runnable or ("CUDA build" in reason and "https://download.pytorch.org/whl/cpu" in reason), reason
+
+
+def test_the_bundled_cpu_combinations_take_the_cpu_index() -> None:
+    for combo in load_combos(ROOT / "matrix" / "combos.toml"):
+        if combo.backend == "cpu":
+            assert combo.index_url == "https://download.pytorch.org/whl/cpu", combo.name
 
 
 def test_emit_github_and_gitlab_matrices(capsys: pytest.CaptureFixture[str]) -> None:
@@ -182,3 +207,60 @@ def test_noxfile_lists_one_session_per_combo() -> None:
     for combo in load_combos(COMBOS):
         assert f"suite-{combo.name} " in out
     assert "- table" in out  # listed but not run by default
+
+
+def test_every_newest_release_has_a_combo() -> None:
+    """2.11, 2.12 and 2.14 were missing (issue 17); each pair is one torch_wheels.json publishes."""
+    pairs = {(c.torch, c.rocm) for c in load_combos(COMBOS) if c.backend == "rocm"}
+    for pair in [
+        ("torch==2.11.0", "7.2"),
+        ("torch==2.12.0", "7.2"),
+        ("torch==2.14.0", "7.2"),
+        ("torch==2.14.0", "7.14"),
+    ]:
+        assert pair in pairs
+
+
+def _gfx_column(out: str) -> dict[str, str]:
+    lines = out.strip().splitlines()
+    return {line.split()[0]: line.split()[-1] for line in lines[1:]}
+
+
+def test_matrix_says_which_combos_cannot_run_on_a_gfx(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["matrix", "--gfx", "gfx1151"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[-1] == "gfx1151"
+    column = _gfx_column(out)
+    # the 6.x wheels lack gfx1151, the 7.x ones carry it, 7.14's list is unknown, CPU rows do not apply
+    assert column["torch2.9-rocm6.4"] == "no" and column["torch2.6-rocm6.2.4"] == "no"
+    assert column["torch2.10-rocm7.1"] == "yes" and column["torch2.14-rocm7.2"] == "yes"
+    assert column["torch2.14-rocm7.14"] == "?" and column["cpu-torch2.13"] == "-"
+
+
+@pytest.mark.parametrize(
+    ("gfx", "combo", "expected"),
+    [
+        ("gfx1103", "torch2.12-rocm7.2", "override"),  # only gfx1100 kernels, through 11.0.0
+        ("gfx1103", "torch2.13-rocm7.2", "yes"),  # 2.13.0+rocm7.2 added gfx1103
+        ("gfx1031", "torch2.8-rocm6.4", "override"),  # its usual override 10.3.0 (gfx1030 kernels)
+        ("gfx1010", "torch2.8-rocm6.4", "no"),  # no override is known to work for gfx1010
+        ("gfx1152", "torch2.14-rocm7.2", "no"),  # no pytorch.org wheel carries gfx1152
+        ("gfx90a:sramecc+:xnack-", "torch2.7-rocm6.3", "yes"),
+    ],
+)
+def test_matrix_gfx_column_cases(capsys: pytest.CaptureFixture[str], gfx: str, combo: str, expected: str) -> None:
+    assert cli.main(["matrix", "--gfx", gfx, "--name", combo]) == 0
+    assert _gfx_column(capsys.readouterr().out) == {combo: expected}
+
+
+def test_json_carries_the_wheel_gfx(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["matrix", "--emit", "json", "--name", "torch2.13-rocm7.2", "--name", "cpu-torch2.13"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert "gfx1103" in rows["torch2.13-rocm7.2"]["wheel_gfx"] and rows["cpu-torch2.13"]["wheel_gfx"] is None
+
+
+@pytest.mark.parametrize("value", ["gfx11OO", "navi31", "", "gfx11-generic"])
+def test_matrix_bad_gfx_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert cli.main(["matrix", "--gfx", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocm-compat matrix: --gfx") and "\n" not in err

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pytest_rocm._resources import default_combos_path
+from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.matrix import (
     BACKENDS,
     EMITTERS,
@@ -18,15 +19,34 @@ from pytest_rocm.matrix import (
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--file", type=Path, default=None, help="combinations file (default: matrix/combos.toml)")
+    parser.add_argument(
+        "--file",
+        type=lambda text: Path(path_text(text)),
+        default=None,
+        help="combinations file (default: matrix/combos.toml)",
+    )
     parser.add_argument(
         "--emit", choices=["text", *EMITTERS], default="text", help="output: a table, JSON, or a CI job matrix"
     )
     parser.add_argument("--backend", choices=BACKENDS, default=None, help="only combinations of this backend")
     parser.add_argument("--name", action="append", default=None, help="only this combination (repeatable)")
+    parser.add_argument(
+        "--gfx",
+        default=None,
+        metavar="GFX",
+        help="add a column saying whether each combination's torch wheel has kernels for this gfx (gfx1151)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    gfx = None
+    if args.gfx is not None:
+        from pytest_rocm.env import arch
+
+        gfx = arch.split_arch(args.gfx)[0]
+        if not arch.is_gfx(gfx):
+            print(f"rocm-compat matrix: --gfx {args.gfx!r} is not a gfx name (like gfx1151)", file=sys.stderr)
+            return 2
     path = args.file or default_combos_path()
     try:
         combos = load_combos(path)
@@ -53,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
         except SysrootError as exc:
             print(f"rocm-compat matrix: {exc}", file=sys.stderr)
             return 2
-    print(render_text(combos) if args.emit == "text" else EMITTERS[args.emit](combos))
+    print(render_text(combos, gfx) if args.emit == "text" else EMITTERS[args.emit](combos))
     return 0

@@ -10,14 +10,15 @@ from pytest_rocm.doctor.facts import (
     amd_seen,
     built_gfx,
     hardware_gfxs,
+    install_line,
     kernel_gpus,
     knowledge,
     reinstall_command,
-    suggested_index,
     torch_rocm_pair,
+    wheel_advice,
 )
 from pytest_rocm.doctor.model import Check, Extras
-from pytest_rocm.env import arch
+from pytest_rocm.env import arch, overrides, wheels
 from pytest_rocm.env.model import Device, Environment
 
 
@@ -29,9 +30,9 @@ def check_torch_installed(env: Environment, extras: Extras) -> Check:
             "torch",
             "fail",
             f"{env.torch_error}, but {amd_seen(env, extras)}",
-            f"pip install torch --index-url {suggested_index(env)}",
+            install_line(env, extras),
         )
-    return Check("torch", "warn", env.torch_error, "install the torch build for your platform (pip install torch)")
+    return Check("torch", "warn", env.torch_error, install_line(env, extras))
 
 
 def check_torch_build(env: Environment, extras: Extras) -> Check:
@@ -52,7 +53,7 @@ def check_torch_build(env: Environment, extras: Extras) -> Check:
             "torch-build",
             "fail",
             f"torch {env.torch} is a ROCm build but this machine has no AMD GPU (it reports 'No HIP GPUs are available')",
-            "install the build for this machine's GPU (the CUDA build on NVIDIA: pip install torch)",
+            install_line(env, extras),
         )
     what = f"ROCm build (HIP {env.hip})" if env.hip else f"{env.backend} build"
     return Check("torch-build", "ok", f"torch {env.torch} is a {what}")
@@ -125,9 +126,16 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     if override and arch.parse_override(override) in built_gfx(env):
         fix = f"export HSA_OVERRIDE_GFX_VERSION={override} (runs {arch.parse_override(override)} code, the usual fix for {arch.family_of(hardware)} cards)"
     else:
+        wheel_index, note = wheel_advice(env)
+        carried = note is None or not note.startswith("no PyTorch")
         fix = (
-            f"no override is known to work for {gfx}: use a torch/ROCm release built for it, or build "
-            f"torch from source with PYTORCH_ROCM_ARCH={gfx}"
+            f"no override is known to work for {hardware}: "
+            + (
+                f"pip install torch --index-url {wheel_index} (its wheels carry {hardware}"
+                + (f"; {note})" if note else ")")
+            )
+            if carried
+            else f"{note}; or build torch from source with PYTORCH_ROCM_ARCH={hardware}"
         )
     return Check("gfx-in-build", "fail", evidence, fix)
 
@@ -143,6 +151,17 @@ def check_reported_gfx(env: Environment, extras: Extras) -> Check:
         about = f" (silicon of device(s) {', '.join(unknown)} unknown)" if unknown else ""
         return Check("reported-gfx", "ok", f"the devices report their own silicon{about}")
     value = env.variables.get("HSA_OVERRIDE_GFX_VERSION")
+    per_node = {k: v for k, v in overrides.set_overrides(env.variables).items() if k != overrides.GLOBAL}
+    if not value and per_node:
+        d = spoofed[0]
+        named = ", ".join(f"{k}={v}" for k, v in per_node.items())
+        return Check(
+            "reported-gfx",
+            "warn",
+            f"device {d.index} reports {d.gfx} but the kernel says it is {d.hardware_gfx}: a per-node override "
+            f"is set ({named}); it runs {d.gfx} kernels, and errors and this run's results name {d.gfx}",
+            f"nothing to do if that is intended; to test {d.hardware_gfx} itself, unset {', '.join(per_node)}",
+        )
     if not value:
         d = spoofed[0]
         return Check(
@@ -157,8 +176,8 @@ def check_reported_gfx(env: Environment, extras: Extras) -> Check:
         target = arch.parse_override(value)
     except ValueError:
         return Check("reported-gfx", "skipped", "the override is malformed (see hsa-override)")
-    if any(arch.family_of(d.hardware_gfx or "") != arch.family_of(target) for d in spoofed):
-        return Check("reported-gfx", "skipped", "the override crosses families (see hsa-override)")
+    if any(arch.override_kinship(d.hardware_gfx or "", target) is None for d in spoofed):
+        return Check("reported-gfx", "skipped", "the override crosses instruction sets (see hsa-override)")
     real = ", ".join(sorted({d.hardware_gfx or "" for d in spoofed}))
     return Check(
         "reported-gfx",
@@ -196,9 +215,12 @@ def check_pair(env: Environment, extras: Extras) -> Check:
     if pair is None:
         return Check("torch-rocm-pair", "skipped", "not a ROCm wheel with a +rocmX.Y version")
     minor, rocm = pair
-    if ".dev" in (env.torch or "") or "git" in (env.torch or "") or "a0" in (env.torch or ""):
-        return Check("torch-rocm-pair", "ok", f"{env.torch} is a nightly or AMD-built wheel: paired at build time")
-    published = knowledge()["torch_rocm_wheels"]["pairs"].get(minor)
+    build = wheels.amd_build(env.torch)
+    if build is not None:
+        return Check("torch-rocm-pair", "ok", f"{env.torch} is one of {build.what}: paired with its ROCm at build time")
+    if ".dev" in (env.torch or ""):
+        return Check("torch-rocm-pair", "ok", f"{env.torch} is a PyTorch nightly: paired at build time")
+    published = wheels.published_pairs().get(minor)
     if published is None:
         return Check("torch-rocm-pair", "skipped", f"no data on the ROCm wheels of torch {minor}")
     if any(rocm == p or rocm.startswith(p + ".") or p.startswith(rocm + ".") for p in published):

@@ -8,7 +8,8 @@ targets, override values) comes from data files (``data/doctor.json``, ``data/gf
 from code.
 
 The checks live by topic in ``doctor.machine`` (the kernel and the variables: no torch needed) and
-``doctor.build`` (torch's build and devices); the vocabulary (``CheckStatus``, ``Check``,
+``doctor.build`` (torch's build and devices), ``doctor.stack`` (variables, libraries, multi-GPU);
+the vocabulary (``CheckStatus``, ``Check``,
 ``Extras``) in ``doctor.model``. Import all of it from here.
 """
 
@@ -28,6 +29,7 @@ from pytest_rocm.doctor.build import (
 )
 from pytest_rocm.doctor.facts import ROCM_INDEX, knowledge
 from pytest_rocm.doctor.machine import (
+    check_accelerator,
     check_driver,
     check_igpu,
     check_kfd_access,
@@ -37,6 +39,7 @@ from pytest_rocm.doctor.machine import (
     check_wsl,
 )
 from pytest_rocm.doctor.model import MARKS, PROBLEMS, STATUSES, Check, CheckStatus, Extras
+from pytest_rocm.doctor.stack import check_multi_gpu, check_rocm_libraries, check_triton, check_variables
 from pytest_rocm.env.model import Environment
 
 __all__ = [
@@ -62,6 +65,7 @@ CheckFunction = Callable[[Environment, Extras], Check]
 #: every check, in the order a fault causes the next: the machine, torch, its devices, the rest
 CHECKS: tuple[CheckFunction, ...] = (
     check_wsl,
+    check_accelerator,
     check_driver,
     check_kfd_access,
     check_torch_installed,
@@ -73,19 +77,26 @@ CHECKS: tuple[CheckFunction, ...] = (
     check_igpu,
     check_mixed_gfx,
     check_pair,
+    check_triton,
+    check_rocm_libraries,
     check_miopen,
     check_memory,
+    check_multi_gpu,
+    check_variables,
     check_probes,
 )
 
 #: the checks that need no torch: what the pytest header can afford before any test asked for torch
 SYSTEM_CHECKS: tuple[CheckFunction, ...] = (
     check_wsl,
+    check_accelerator,
     check_driver,
     check_kfd_access,
     check_override,
     check_igpu,
     check_memory,
+    check_multi_gpu,
+    check_variables,
     check_probes,
 )
 

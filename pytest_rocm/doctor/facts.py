@@ -3,13 +3,14 @@ Environment. Pure: no I/O beyond reading the bundled data."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from pytest_rocm._resources import load_json
 from pytest_rocm.doctor.model import Extras
-from pytest_rocm.env import arch
+from pytest_rocm.env import arch, wheels
 from pytest_rocm.env.model import Environment
 
 ROCM_INDEX = "https://download.pytorch.org/whl/rocm{}"
@@ -24,6 +25,24 @@ def knowledge() -> dict[str, Any]:
 
 def amd_present(env: Environment, extras: Extras) -> bool:
     return bool(env.system.gpus) or bool(extras.pci_amd_gpus)
+
+
+def nvidia_present(env: Environment, extras: Extras) -> bool:
+    """An NVIDIA GPU on the PCI bus, its driver's device files, or a CUDA torch that sees one."""
+    return bool(extras.pci_nvidia_gpus) or bool(extras.nvidia_driver) or (env.backend == "cuda" and bool(env.devices))
+
+
+def install_line(env: Environment, extras: Extras) -> str:
+    """The torch install line for this machine, never a bare ``pip install torch`` (on Linux that
+    is the CUDA build): the ROCm index fitting the AMD GPU's gfx, a CUDA index on an NVIDIA box,
+    the CPU index on a machine with neither."""
+    if amd_present(env, extras):
+        index, note = wheel_advice(env)
+        command = f"pip install torch --index-url {index}"
+        return f"{command} ({note})" if note else command
+    if nvidia_present(env, extras):
+        return str(knowledge()["torch_install"]["cuda"])
+    return f"pip install torch --index-url {wheels.cpu_index()}"
 
 
 def hardware_gfxs(env: Environment) -> list[str]:
@@ -66,22 +85,78 @@ def torch_rocm_pair(env: Environment) -> tuple[str, str] | None:
     return f"{release[0]}.{release[1]}", rocm
 
 
-def suggested_index(env: Environment) -> str:
-    """The ROCm wheel index to install from: the newest published one for the installed ROCm's
-    major.minor, else the newest PyTorch publishes."""
-    pairs: dict[str, list[str]] = knowledge()["torch_rocm_wheels"]["pairs"]
-    published = sorted({r for rs in pairs.values() for r in rs}, key=Version)
+def _acceptable(gfx: str) -> set[str]:
+    """The gfx whose kernels serve this silicon: its own, and its usual override's target."""
+    usual = arch.override_for(gfx)
+    return {gfx} | ({arch.parse_override(usual)} if usual else set())
+
+
+def _carries(listed: list[str] | None, gfxs: list[str]) -> bool:
+    return listed is not None and all(_acceptable(g) & set(listed) for g in gfxs)
+
+
+def wheel_advice(env: Environment) -> tuple[str, str | None]:
+    """(index URL to install torch from, a note why when it is not the obvious one).
+
+    The index is one whose wheels carry every GPU's gfx (or its usual override's target): first
+    the newest published for the installed ROCm's major.minor, else the newest of all. When no
+    PyTorch wheel carries the gfx, the installed ROCm's index (or the newest) and a note that
+    names AMD's own index for it."""
+    pairs = wheels.published_pairs()
+    gfxs = sorted(set(hardware_gfxs(env)))
+    # (torch minor, ROCm) newest first: the newest torch an index has decides what it installs
+    offers = sorted(
+        ((minor, rocm) for minor, rocms in pairs.items() for rocm in rocms),
+        key=lambda p: (Version(p[1]), Version(p[0])),
+        reverse=True,
+    )
+    newest_torch: dict[str, str] = {}
+    for minor, rocm in sorted(offers, key=lambda p: Version(p[0]), reverse=True):
+        newest_torch.setdefault(rocm, minor)
+    rocms = list(dict.fromkeys(rocm for _, rocm in offers))
+    same = _same_rocm(env, rocms)
+    if not gfxs:
+        return ROCM_INDEX.format((same or rocms)[0]), None
+    fitting = [r for r in rocms if _carries(wheels.wheel_gfx(f"{newest_torch[r]}.0", f"rocm{r}"), gfxs)]
+    for rocm in [r for r in same if r in fitting] or fitting:
+        if same and rocm not in same:
+            lacking = f"the ROCm {same[0]} wheels (torch {newest_torch[same[0]]}) lack {', '.join(gfxs)}"
+            note = f"{lacking}; torch {newest_torch[rocm]} on rocm{rocm} carries it (the wheel brings its own ROCm libraries)"
+            return ROCM_INDEX.format(rocm), note
+        return ROCM_INDEX.format(rocm), None
+    amd = [f"{url} ({install})" for g in gfxs for url, install in wheels.amd_indexes_for(g)]
+    note = f"no PyTorch ROCm wheel carries {', '.join(gfxs)}" + (f"; AMD's index does: {amd[0]}" if amd else "")
+    return ROCM_INDEX.format((same or rocms)[0]), note
+
+
+def _same_rocm(env: Environment, rocms: list[str]) -> list[str]:
+    """The published ROCm versions with the installed ROCm's major.minor, newest first."""
     installed = env.system.rocm_version
-    if installed:
-        try:
-            want = Version(installed).release[:2]
-            same = [r for r in published if Version(r).release[:2] == want]
-            if same:
-                return ROCM_INDEX.format(same[-1])
-        except InvalidVersion:
-            pass
-    return ROCM_INDEX.format(published[-1])
+    if not installed:
+        return []
+    try:
+        want = Version(installed.split("-")[0]).release[:2]
+    except InvalidVersion:
+        return []
+    return [r for r in rocms if Version(r).release[:2] == want]
+
+
+def suggested_index(env: Environment) -> str:
+    return wheel_advice(env)[0]
 
 
 def reinstall_command(env: Environment) -> str:
-    return f"pip uninstall -y torch torchvision torchaudio && pip install torch --index-url {suggested_index(env)}"
+    index, note = wheel_advice(env)
+    command = f"pip uninstall -y torch torchvision torchaudio && pip install torch --index-url {index}"
+    return f"{command} ({note})" if note else command
+
+
+def sdpa_not_offered_hint(arch_name: str, variables: Mapping[str, str | None]) -> str | None:
+    """What to say when flash or memory-efficient SDPA is "not offered" on this architecture: on
+    RDNA3/3.5/4 AOTriton's kernels are experimental and off unless
+    TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1; None elsewhere, or when it is already set."""
+    facts = knowledge()["sdpa_experimental"]
+    gfx = arch.split_arch(arch_name)[0]
+    if arch.family_of(gfx) not in facts["families"] or variables.get(facts["variable"]) == "1":
+        return None
+    return f"on {arch.describe(gfx)} AOTriton's flash/efficient kernels are experimental: export {facts['variable']}=1"

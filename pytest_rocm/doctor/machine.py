@@ -4,9 +4,18 @@ torch. These are ``SYSTEM_CHECKS``: the pytest header runs them before any test 
 
 from __future__ import annotations
 
-from pytest_rocm.doctor.facts import amd_present, built_gfx, hardware_gfxs, kernel_gpus, knowledge
+from pytest_rocm.doctor.facts import (
+    amd_present,
+    amd_seen,
+    built_gfx,
+    hardware_gfxs,
+    install_line,
+    kernel_gpus,
+    knowledge,
+    nvidia_present,
+)
 from pytest_rocm.doctor.model import Check, Extras
-from pytest_rocm.env import arch
+from pytest_rocm.env import arch, overrides
 from pytest_rocm.env.model import Environment
 
 
@@ -18,7 +27,32 @@ def check_wsl(env: Environment, extras: Extras) -> Check:
         "warn",
         "running under WSL: there is no /dev/kfd, GPUs are reached through /dev/dxg",
         "WSL needs AMD's WSL stack: the WSL-enabled Adrenalin driver, ROCm for WSL and the torch "
-        "wheels AMD lists for WSL (pytorch.org wheels report 'No HIP GPUs are available' there)",
+        "wheels AMD lists for WSL (pytorch.org wheels report 'No HIP GPUs are available' there)"
+        + (
+            ""
+            if env.variables.get("HSA_ENABLE_DXG_DETECTION")
+            else "; with ROCm 7.x also export HSA_ENABLE_DXG_DETECTION=1"
+        ),
+    )
+
+
+def check_accelerator(env: Environment, extras: Extras) -> Check:
+    """Whether this machine has a GPU at all, said plainly: on a CPU-only machine every other
+    check is "skipped", and "no problems found" alone would hide why no test reaches a GPU."""
+    if amd_present(env, extras):
+        return Check("accelerator", "ok", f"AMD GPU: {amd_seen(env, extras).removeprefix('there is ')}")
+    if nvidia_present(env, extras):
+        where = ", ".join(extras.pci_nvidia_gpus) or "its driver's device files"
+        return Check("accelerator", "ok", f"NVIDIA GPU ({where})")
+    nvidia = "no NVIDIA device" if extras.nvidia_driver is not None else "NVIDIA devices not probed"
+    torch = f"torch {env.torch} ({env.backend} build) can" if env.torch else "torch (not installed) could"
+    return Check(
+        "accelerator",
+        "warn",
+        f"no GPU on this machine: no /dev/kfd and no AMD GPU on the PCI bus, {nvidia}; {torch} only use "
+        "the CPU here, so GPU tests skip and `rocm-compat run` measures a CPU reference baseline",
+        f"the CPU build is the one for this machine: {install_line(env, extras)}; "
+        "to see what would run on a GPU you lack, plan it: pytest --rocm-gfx=gfx942",
     )
 
 
@@ -67,61 +101,101 @@ def check_kfd_access(env: Environment, extras: Extras) -> Check:
 
 
 def _repair_override(value: str) -> str | None:
-    """``9.0.a`` -> ``9.0.10``: what the user meant when they wrote gfx digits instead of numbers."""
-    parts = value.strip().split(".")
+    """What the user meant: ``9.0.a`` -> ``9.0.10`` (gfx digits instead of numbers), ``11.0.0\\r``
+    -> ``11.0.0`` (a CRLF .env file); None when nothing valid is in sight."""
+    stripped = value.strip()
+    if stripped != value and _valid(stripped):
+        return stripped
+    parts = stripped.split(".")
     if len(parts) != 3:
         return None
     try:
-        return ".".join(str(int(p, 16)) for p in parts)
+        repaired = ".".join(str(int(p, 16)) for p in parts)
     except ValueError:
         return None
+    return repaired if _valid(repaired) else None
+
+
+def _valid(value: str) -> bool:
+    try:
+        arch.parse_override(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _gpu_nodes(env: Environment) -> list[tuple[int | None, str]]:
+    """(KFD node, silicon gfx) of each AMD GPU; node None when only torch's view is known."""
+    nodes: list[tuple[int | None, str]] = [(g.node, g.gfx) for g in env.system.gpus if g.gfx]
+    return nodes or [(None, g) for g in hardware_gfxs(env)]
 
 
 def check_override(env: Environment, extras: Extras) -> Check:
-    value = env.variables.get("HSA_OVERRIDE_GFX_VERSION")
-    if not value:
+    """HSA_OVERRIDE_GFX_VERSION and its per-node form, judged as libhsakmt applies them: the
+    per-node variable of a GPU node wins over the global one; a value the runtime rejects fails
+    the whole topology; code of another instruction set crashes."""
+    set_vars = overrides.set_overrides(env.variables)
+    if not set_vars:
         return Check("hsa-override", "ok", "HSA_OVERRIDE_GFX_VERSION is not set")
-    try:
-        target = arch.parse_override(value)
-    except ValueError as exc:
-        repaired = _repair_override(value)
-        fix = f"export HSA_OVERRIDE_GFX_VERSION={repaired}" if repaired else "unset HSA_OVERRIDE_GFX_VERSION"
-        return Check("hsa-override", "fail", f"{exc}: the runtime rejects it", fix)
-    hardware = hardware_gfxs(env)
-    if not hardware:
+    nodes = _gpu_nodes(env)
+    known_nodes = {n for n, _ in nodes if n is not None}
+    # a per-node variable of a node that is no GPU node is never read by the runtime
+    stray = [
+        k for k in set_vars if k != overrides.GLOBAL and known_nodes and int(k.rsplit("_", 1)[1]) not in known_nodes
+    ]
+    for name, value in set_vars.items():
+        if name in stray:
+            continue
+        try:
+            arch.parse_override(value, variable=name)
+        except ValueError as exc:
+            repaired = _repair_override(value)
+            fix = f"export {name}={repaired}" if repaired else f"unset {name}"
+            return Check("hsa-override", "fail", f"{exc}: the runtime rejects it and finds no GPU", fix)
+    if not nodes:
+        listed = ", ".join(f"{k}={v}" for k, v in set_vars.items())
+        return Check(
+            "hsa-override", "warn", f"{listed} is set but no AMD GPU is visible", f"unset {', '.join(set_vars)}"
+        )
+    applied: list[tuple[str, str, str, str]] = []  # (variable, value, silicon, target)
+    for node, gfx in nodes:
+        found = overrides.applying(env.variables, node) if node is not None else None
+        if found is None and node is None and overrides.GLOBAL in set_vars:
+            found = (overrides.GLOBAL, set_vars[overrides.GLOBAL])
+        if found is not None:
+            applied.append((found[0], found[1], gfx, arch.parse_override(found[1])))
+    # one GPU given code of another instruction set is enough to crash the process
+    for name, value, gfx, target in applied:
+        if arch.override_kinship(gfx, target) is None:
+            usual = arch.override_for(gfx)
+            return Check(
+                "hsa-override",
+                "fail",
+                f"{name}={value} makes {arch.describe(gfx)} run {arch.describe(target)} code: a different "
+                "instruction set (no common family or generic target), which crashes or hangs",
+                f"unset {name} and use a torch/ROCm build with native kernels for {gfx}"
+                + (f", or the family's usual value {usual}" if usual else ""),
+            )
+    needing = [(n, v, g, t) for n, v, g, t in applied if g != t and g not in built_gfx(env)]
+    if stray:
+        gpu_nodes = ", ".join(str(n) for n in sorted(known_nodes))
         return Check(
             "hsa-override",
             "warn",
-            f"HSA_OVERRIDE_GFX_VERSION={value} is set but no AMD GPU is visible",
-            "unset HSA_OVERRIDE_GFX_VERSION",
+            f"{', '.join(stray)} names no KFD GPU node (GPU nodes: {gpu_nodes}; CPU nodes count too): the runtime ignores it",
+            f"use HSA_OVERRIDE_GFX_VERSION_<node> with a GPU node: {gpu_nodes}",
         )
-    # Judge every GPU the override applies to: an iGPU next to a supported card may need it
-    # while the card does not, and one GPU of another family is enough to crash the process.
-    foreign = [g for g in hardware if arch.family_of(g) != arch.family_of(target)]
-    if foreign:
-        real = foreign[0]
-        return Check(
-            "hsa-override",
-            "fail",
-            f"HSA_OVERRIDE_GFX_VERSION={value} makes {arch.describe(real)} run {arch.describe(target)} "
-            "code: a different instruction set, which crashes or hangs",
-            "unset HSA_OVERRIDE_GFX_VERSION and use a torch/ROCm build with native kernels for "
-            f"{real}" + (f", or the family's usual value {arch.override_for(real)}" if arch.override_for(real) else ""),
-        )
-    needing = [g for g in hardware if g != target and g not in built_gfx(env)]
     if not needing:
-        listed = ", ".join(sorted(set(hardware)))
+        listed = ", ".join(sorted({g for _, _, g, _ in applied} or {g for _, g in nodes}))
         return Check(
             "hsa-override",
             "warn",
-            f"HSA_OVERRIDE_GFX_VERSION={value} is set but {listed} is itself supported by this build: it is not needed",
-            "unset HSA_OVERRIDE_GFX_VERSION",
+            f"{', '.join(f'{k}={v}' for k, v in set_vars.items())} is set but {listed} is itself supported by this "
+            "build (or the override names it): it is not needed",
+            f"unset {', '.join(set_vars)}",
         )
-    return Check(
-        "hsa-override",
-        "ok",
-        f"HSA_OVERRIDE_GFX_VERSION={value}: {', '.join(needing)} runs {target} code (same family {arch.family_of(target)})",
-    )
+    said = "; ".join(f"{n}={v}: {g} runs {t} code ({arch.override_kinship(g, t)})" for n, v, g, t in needing)
+    return Check("hsa-override", "ok", said)
 
 
 def check_igpu(env: Environment, extras: Extras) -> Check:
@@ -145,18 +219,31 @@ def check_igpu(env: Environment, extras: Extras) -> Check:
 
 
 def check_memory(env: Environment, extras: Extras) -> Check:
-    vram = sum(g.vram or 0 for g in env.system.gpus) or sum(d.total_memory or 0 for d in env.devices)
-    ram = env.system.memory_total
-    if not vram or not ram:
-        return Check("memory", "skipped", "system memory or VRAM unknown")
+    """RAM against discrete VRAM: a model that fills the card is loaded through RAM first. An APU's
+    VRAM is a BIOS carve-out of that same memory (GTT is its other pool): no such comparison."""
+    apus = set(knowledge()["apu_gfx"]["list"])
     gib = 1024**3
+    ram = env.system.memory_total
+    integrated = [g for g in env.system.gpus if g.gfx in apus]
+    discrete = [g for g in env.system.gpus if g.gfx not in apus]
+    vram = sum(g.vram or 0 for g in discrete)
+    if not env.system.gpus:
+        vram = sum(d.total_memory or 0 for d in env.devices if (d.hardware_gfx or d.gfx) not in apus)
+    unified = ", ".join(
+        f"{g.gfx}: {(g.vram or 0) / gib:.1f} GiB carve-out + {(g.gtt or 0) / gib:.1f} GiB GTT" for g in integrated
+    )
+    if not vram or not ram:
+        if integrated and ram:
+            return Check("memory", "ok", f"APU ({unified}) shares the system's {ram / gib:.1f} GiB RAM: unified memory")
+        return Check("memory", "skipped", "system memory or VRAM unknown")
+    about = f"; APU ({unified}) shares system memory" if integrated else ""
     if ram >= vram:
-        return Check("memory", "ok", f"{ram / gib:.1f} GiB RAM for {vram / gib:.1f} GiB VRAM")
+        return Check("memory", "ok", f"{ram / gib:.1f} GiB RAM for {vram / gib:.1f} GiB VRAM{about}")
     return Check(
         "memory",
         "warn",
         f"{ram / gib:.1f} GiB RAM is less than the GPUs' {vram / gib:.1f} GiB VRAM: a model that fills the card "
-        "is loaded through RAM first and the process is killed",
+        f"is loaded through RAM first and the process is killed{about}",
         "add RAM or swap, or load weights straight to the device (safetensors, device_map)",
     )
 

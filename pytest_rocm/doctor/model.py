@@ -56,3 +56,9 @@ class Extras:
     #: the MIOpen user database folder and whether this user can write there (None: not probed)
     miopen_path: str | None = None
     miopen_writable: bool | None = None
+    #: the kernel command line (/proc/cmdline), for the multi-GPU check (None: not probed)
+    kernel_cmdline: str | None = None
+    #: PCI addresses of NVIDIA GPUs, and whether the NVIDIA driver's device files exist
+    #: (None: not probed): the accelerator check and the install line tell an NVIDIA box from a CPU one
+    pci_nvidia_gpus: list[str] = field(default_factory=list)
+    nvidia_driver: bool | None = None

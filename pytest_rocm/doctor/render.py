@@ -15,7 +15,6 @@ from pytest_rocm._resources import load_json
 from pytest_rocm.doctor.checks import Check, CheckStatus, Extras, knowledge, problems
 from pytest_rocm.env.model import Environment
 
-AMD_VENDOR = "0x1002"
 #: PCI classes of GPUs: display controllers (0x03xxxx) and processing accelerators (0x12xxxx, Instinct)
 GPU_CLASSES = ("0x03", "0x12")
 
@@ -23,6 +22,7 @@ GPU_CLASSES = ("0x03", "0x12")
 def probe_extras(seam: Any, env: Environment) -> Extras:
     """The facts doctor needs beyond the Environment; every probe failure means 'unknown'."""
     extras = Extras()
+    vendors = knowledge()["pci_vendors"]
     try:
         for device in sorted(seam.listdir("/sys/bus/pci/devices")):
             base = f"/sys/bus/pci/devices/{device}"
@@ -31,10 +31,19 @@ def probe_extras(seam: Any, env: Environment) -> Extras:
                 klass = seam.read_text(f"{base}/class").strip().lower()
             except OSError:
                 continue
-            if vendor == AMD_VENDOR and klass.startswith(GPU_CLASSES):
+            if not klass.startswith(GPU_CLASSES):
+                continue
+            if vendor == vendors["amd"]:
                 extras.pci_amd_gpus.append(device)
+            elif vendor == vendors["nvidia"]:
+                extras.pci_nvidia_gpus.append(device)
     except OSError:
         pass
+    extras.nvidia_driver = any(seam.exists(path) for path in vendors["nvidia_device_files"])
+    try:
+        extras.kernel_cmdline = seam.read_text("/proc/cmdline").strip()
+    except (OSError, ValueError):
+        extras.kernel_cmdline = None
     path = env.variables.get("MIOPEN_USER_DB_PATH") or knowledge()["miopen_default_db"]["path"]
     home = seam.getenv("HOME") or "~"
     path = path.replace("~", home, 1) if path.startswith("~") else path

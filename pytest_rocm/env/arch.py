@@ -6,6 +6,12 @@ Pure functions, no I/O beyond reading that file once, no torch.
 
 Names: AMD targets are ``gfx`` + decimal major + hex minor + hex stepping (``gfx90a`` is 9.0.10),
 optionally followed by target features (``gfx90a:sramecc+:xnack-``). NVIDIA ones are ``sm_NN``.
+LLVM's generic targets (``gfx11-generic``) name a group of gfx whose common ISA a code object may
+be built for; their member lists are data (``generic`` in gfx.json), never derived from digits.
+
+The runtime's own rules are followed where they decide something: ``HSA_OVERRIDE_GFX_VERSION`` is
+read as libhsakmt reads it (``env.overrides.scan_override``), and a KFD ``gfx_target_version``
+must decode to a gfx name.
 """
 
 from __future__ import annotations
@@ -15,14 +21,17 @@ import re
 from typing import Any
 
 from pytest_rocm._resources import load_json
+from pytest_rocm.env.overrides import scan_override
 
 #: ``gfx`` + major (decimal, 1-2 digits) + minor (one hex digit) + stepping (one hex digit)
-_GFX_RE = re.compile(r"^gfx(\d{1,2})([0-9a-f])([0-9a-f])$")
-_SM_RE = re.compile(r"^sm_(\d)(\d+)[a-z]?$")
+_GFX_RE = re.compile(r"^gfx([0-9]{1,2})([0-9a-f])([0-9a-f])$")
+_SM_RE = re.compile(r"^sm_([0-9])([0-9]+)[a-z]?$")
 #: what a glob may contain: a gfx or sm prefix, then name characters and wildcards
 _GLOB_RE = re.compile(r"^(gfx|sm_)[0-9a-z*?\[\]!-]*$")
-#: HSA_OVERRIDE_GFX_VERSION: exactly three decimal numbers (the runtime rejects anything else)
-_OVERRIDE_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+#: an ISA name as rocminfo and the HSA runtime print it: amdgcn-amd-amdhsa--gfx11-generic:xnack-
+_ISA_RE = re.compile(r"^amdgcn-amd-amdhsa--(gfx[0-9a-z-]+)((?::[a-z0-9-]+[+-]?)*)$")
+#: the runtime keeps 6 bits of major (libhsakmt topology.c: ``major & 0x3f``)
+_MAJOR_MAX = 63
 
 
 def _data() -> dict[str, Any]:
@@ -50,7 +59,15 @@ def gfx_from_target_version(v: int) -> str:
     v = int(v)
     if v <= 0:
         raise ValueError(f"gfx_target_version {v} names no GPU architecture")
-    return f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}"
+    major, minor, stepping = v // 10000, (v // 100) % 100, v % 100
+    # a gfx name has one hex digit each for minor and stepping, and the runtime keeps 6 bits of
+    # major: anything else is a corrupt file, not a GPU (999999999 must not become gfx999996363)
+    if major > _MAJOR_MAX or minor > 15 or stepping > 15:
+        raise ValueError(
+            f"gfx_target_version {v} is no gfx (major*10000 + minor*100 + stepping needs major <= 63, "
+            "minor and stepping <= 15)"
+        )
+    return f"gfx{major}{minor:x}{stepping:x}"
 
 
 def target_version(gfx: str) -> int | None:
@@ -69,17 +86,15 @@ def override_string(gfx: str) -> str | None:
     return f"{v // 10000}.{(v // 100) % 100}.{v % 100}"
 
 
-def parse_override(value: str) -> str:
+def parse_override(value: str, variable: str = "HSA_OVERRIDE_GFX_VERSION") -> str:
     """HSA_OVERRIDE_GFX_VERSION value -> the gfx it makes the runtime report (10.3.0 -> gfx1030).
 
-    Raises ValueError when the value is not three decimal numbers (the runtime rejects those too).
+    Raises ValueError when the runtime rejects the value (:func:`scan_override`) or when it names
+    no gfx (0.0.0, or a minor or stepping above 15).
     """
-    m = _OVERRIDE_RE.match(value.strip())
-    if not m:
-        raise ValueError(f"HSA_OVERRIDE_GFX_VERSION={value!r} is not major.minor.stepping (three decimal numbers)")
-    major, minor, stepping = (int(g) for g in m.groups())
-    if major == 0 or minor > 99 or stepping > 99:
-        raise ValueError(f"HSA_OVERRIDE_GFX_VERSION={value!r} names no GPU architecture")
+    major, minor, stepping = scan_override(value, variable)
+    if major == 0 or minor > 15 or stepping > 15:
+        raise ValueError(f"{variable}={value!r} names no GPU architecture")
     return gfx_from_target_version(major * 10000 + minor * 100 + stepping)
 
 
@@ -141,6 +156,58 @@ def override_for(gfx: str) -> str | None:
     return entry.get("override") if entry else None
 
 
+def therock_excludes(gfx: str) -> list[str]:
+    """The ROCm libraries TheRock does not build for this gfx (gfx1103 -> [..., "rccl"]); [] when
+    none or unknown."""
+    entry = _entry(gfx)
+    return list(entry.get("therock_excludes", [])) if entry else []
+
+
+# -- generic targets --------------------------------------------------------------------------
+def generic_targets() -> dict[str, list[str]]:
+    """LLVM's generic targets and their members: {"gfx11-generic": ["gfx1100", ..., "gfx1153"]}."""
+    return {name: list(members) for name, members in _data()["generic"].items()}
+
+
+def is_generic(name: str) -> bool:
+    return split_arch(name)[0] in _data()["generic"]
+
+
+def generic_of(gfx: str) -> str | None:
+    """The generic target whose member list holds this gfx (gfx1151 -> gfx11-generic); None if none."""
+    base = split_arch(gfx)[0]
+    for name, members in _data()["generic"].items():
+        if base in members:
+            return str(name)
+    return None
+
+
+def override_kinship(hardware: str, target: str) -> str | None:
+    """Why code for ``target`` may run on ``hardware`` under an override: ``same gfx``, ``same
+    family rdna3``, ``same generic target gfx11-generic``; None when they share neither (a
+    different instruction set: the override crashes or hangs)."""
+    if split_arch(hardware)[0] == split_arch(target)[0]:
+        return "same gfx"
+    family = family_of(hardware)
+    if family is not None and family == family_of(target):
+        return f"same family {family}"
+    generic = generic_of(hardware)
+    if generic is not None and generic == generic_of(target):
+        return f"same generic target {generic}"
+    return None
+
+
+def parse_isa(name: str) -> tuple[str, dict[str, bool]]:
+    """An ISA name as rocminfo prints it -> (target, features):
+    ``amdgcn-amd-amdhsa--gfx11-generic`` -> (``gfx11-generic``, {}),
+    ``amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`` -> (``gfx90a``, {"sramecc": True, "xnack": False}).
+    Raises ValueError for anything else."""
+    m = _ISA_RE.match(name.strip().lower())
+    if not m:
+        raise ValueError(f"not an amdgcn ISA name: {name.strip()[:60]!r}")
+    return split_arch(m.group(1) + m.group(2))
+
+
 def describe(gfx: str) -> str:
     """``gfx1100 (rdna3)``, or the bare name when the family is unknown: for messages."""
     family = family_of(gfx)
@@ -156,7 +223,8 @@ def validate_pattern(pattern: str) -> str:
     """Check a marker/option pattern; returns it normalised (lower case, stripped).
 
     Accepted: a known gfx (``gfx1100``, features allowed: ``gfx90a:xnack-``), an ``sm_NN``, a
-    glob over gfx or sm names that matches a known gfx (``gfx11*``), a family (``rdna3``).
+    glob over gfx or sm names that matches a known gfx (``gfx11*``), a family (``rdna3``), an LLVM
+    generic target (``gfx11-generic``: matches its members).
     Raises ValueError with a message naming the bad value and what would be accepted.
     """
     if not isinstance(pattern, str):
@@ -164,7 +232,7 @@ def validate_pattern(pattern: str) -> str:
     p = pattern.strip().lower()
     if not p:
         raise ValueError("empty architecture pattern")
-    if p in _data()["families"]:
+    if p in _data()["families"] or p in _data()["generic"]:
         return p
     if _is_glob(p):
         if not _GLOB_RE.match(p):
@@ -182,9 +250,11 @@ def validate_pattern(pattern: str) -> str:
             f"unknown gfx {base!r} (known: {', '.join(known_gfx())}); a glob like "
             f"'{base[:5]}*' also matches future ones"
         )
+    if base.endswith("-generic"):
+        raise ValueError(f"unknown generic target {base!r} (known: {', '.join(_data()['generic'])})")
     raise ValueError(
         f"bad architecture pattern {pattern!r}: expected a gfx name (gfx1100), a glob (gfx11*), "
-        f"an sm_NN, or a family ({', '.join(families())})"
+        f"an sm_NN, a generic target (gfx11-generic) or a family ({', '.join(families())})"
     )
 
 
@@ -193,12 +263,14 @@ def matches(pattern: str, gfx: str) -> bool:
 
     Exact names compare base names; a pattern with features also requires those feature settings
     (``gfx90a:xnack+`` does not match ``gfx90a:xnack-``). Globs match the base name; a family name
-    matches every gfx of that family.
+    matches every gfx of that family; a generic target matches itself and its members.
     """
     p = pattern.strip().lower()
     base, features = split_arch(gfx)
     if p in _data()["families"]:
         return family_of(base) == p
+    if p in _data()["generic"]:
+        return base == p or base in _data()["generic"][p]
     if _is_glob(p):
         return fnmatch.fnmatchcase(base, p)
     p_base, p_features = split_arch(p)

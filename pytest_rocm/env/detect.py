@@ -9,8 +9,12 @@ How a torch device is tied to its KFD node (``hardware_gfx``): HIP enumerates th
 KFD node order, so after dropping CPU nodes and applying ROCR_VISIBLE_DEVICES, then
 HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES, which HIP also honours) as index lists, torch
 device i is the i-th remaining node. When that cannot be done (UUIDs in a visibility list, a
-count that disagrees with torch's) and no HSA_OVERRIDE_GFX_VERSION is set, the runtime reports
-the silicon as it is, so hardware_gfx = gfx; under an override it stays null (unknown).
+count that disagrees with torch's) and no HSA_OVERRIDE_GFX_VERSION (nor a per-node
+HSA_OVERRIDE_GFX_VERSION_<node>) is set, the runtime reports the silicon as it is, so hardware_gfx =
+gfx; under an override it stays null (unknown).
+
+Variables: the names of ``VARIABLES``, and ``HSA_OVERRIDE_GFX_VERSION_<node>`` for each KFD GPU node
+where it is set (libhsakmt reads that one first, then the global one: ``env.overrides``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import re
 from functools import partial
 from typing import Any, TypeVar
 
-from pytest_rocm.env import arch
+from pytest_rocm.env import arch, overrides
 from pytest_rocm.env.model import (
     LIBRARIES,
     VARIABLES,
@@ -36,9 +40,11 @@ T = TypeVar("T")
 #: distributions that provide a library under another name (ROCm wheels ship triton as these)
 LIBRARY_ALIASES: dict[str, tuple[str, ...]] = {
     "triton": ("triton", "pytorch-triton-rocm", "pytorch-triton"),
+    # the PyPI (CUDA) triton alone: next to a ROCm torch it breaks torch.compile (doctor: triton)
+    "triton-pypi": ("triton",),
     "flash_attn": ("flash_attn", "flash-attn"),
 }
-_ROCM_LOCAL_RE = re.compile(r"rocm(\d+(?:\.\d+)*)")
+_ROCM_LOCAL_RE = re.compile(r"rocm([0-9]+(?:\.[0-9]+)*)")
 
 
 # -- torch layer ------------------------------------------------------------------------------
@@ -51,7 +57,7 @@ def rocm_from_torch(torch_version: str | None, hip: str | None) -> str | None:
         if m:
             return m.group(1)
     if hip:
-        m = re.match(r"(\d+)\.(\d+)", hip)
+        m = re.match(r"([0-9]+)\.([0-9]+)", hip)
         if m:
             return f"{m.group(1)}.{m.group(2)}"
     return None
@@ -67,12 +73,12 @@ def in_build(arch_name: str, arch_list: list[str]) -> bool | None:
         return None
     base, _ = arch.split_arch(arch_name)
     listed = {arch.split_arch(a)[0] for a in arch_list}
-    m = re.match(r"^sm_(\d)(\d+)", base)
+    m = re.match(r"^sm_([0-9])([0-9]+)", base)
     if not m:
         return base in listed
     major, minor = int(m.group(1)), int(m.group(2))
     for entry in listed:
-        e = re.match(r"^(sm|compute)_(\d)(\d+)", entry)
+        e = re.match(r"^(sm|compute)_([0-9])([0-9]+)", entry)
         if not e:
             continue
         e_major, e_minor = int(e.group(2)), int(e.group(3))
@@ -88,7 +94,7 @@ def _visible(value: str | None, items: list[T]) -> list[T] | None:
     if value is None:
         return items
     tokens = [t.strip() for t in value.split(",") if t.strip()]
-    if not all(t.isdigit() for t in tokens):
+    if not all(t.isascii() and t.isdigit() for t in tokens):  # as the runtime: ASCII digits only
         return None
     return [items[int(t)] for t in tokens if int(t) < len(items)]
 
@@ -157,9 +163,20 @@ def detect_torch(env: Environment, seam: Seam) -> None:
     env.backend = build if env.devices else "cpu"
 
 
+def per_node_variables(seam: Seam, gpus: list[SystemGpu], errors: list[str]) -> dict[str, str | None]:
+    """``HSA_OVERRIDE_GFX_VERSION_<node>`` of each GPU node that has it set: {name: value}."""
+    found: dict[str, str | None] = {}
+    for gpu in gpus:
+        name = overrides.per_node_name(gpu.node)
+        value = _probe(errors, name, partial(seam.getenv, name), None)
+        if value is not None:
+            found[name] = value
+    return found
+
+
 def assign_hardware_gfx(env: Environment) -> None:
     """Set each device's hardware_gfx (from KFD, see the module docstring) and in_build."""
-    override = env.variables.get("HSA_OVERRIDE_GFX_VERSION")
+    override = overrides.set_overrides(env.variables)
     nodes = visible_kfd_gpus(env.system.gpus, env.variables) if env.backend == "rocm" else None
     tied = nodes is not None and len(nodes) == len(env.devices)
     for i, device in enumerate(env.devices):
@@ -193,6 +210,7 @@ def detect_environment(seam: Seam | None = None) -> Environment:
         env.system.errors[:0] = errors
     except Exception as exc:
         env.system.errors.append(f"system: {_reason(exc)}")
+    env.variables.update(per_node_variables(seam, env.system.gpus, env.system.errors))
     try:
         detect_torch(env, seam)
         assign_hardware_gfx(env)

@@ -11,8 +11,10 @@ No torch import here: ``load_torch`` imports it when detection asks, never at mo
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -52,6 +54,19 @@ def distribution_version(dist: str) -> str | None:
         return None
 
 
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a plain file"
+
+
 class Seam:
     """All I/O detection needs. Each method may raise OSError; detection catches and records."""
 
@@ -81,7 +96,19 @@ class Seam:
         return self.root / path.lstrip("/")
 
     def read_text(self, path: str) -> str:
-        return self.path(path).read_text(encoding="utf-8", errors="replace")
+        """A regular file's text. Anything else (a FIFO, a device node, a folder) raises OSError
+        without blocking: the file is opened non-blocking and checked before it is read."""
+        real = self.path(path)
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)})", str(real))
+            with os.fdopen(fd, "rb", closefd=False) as stream:
+                data = stream.read()
+        finally:
+            os.close(fd)
+        return data.decode("utf-8", errors="replace")
 
     def exists(self, path: str) -> bool:
         return self.path(path).exists()

@@ -137,6 +137,7 @@ def system_diagnosis() -> list[Check] | None:
     MIOpen cache folder); None when the sysroot is bad (the plugin reports that on its own)."""
     from pytest_rocm.doctor.checks import diagnose_system
     from pytest_rocm.doctor.render import probe_extras
+    from pytest_rocm.env.detect import per_node_variables
     from pytest_rocm.env.model import VARIABLES
     from pytest_rocm.env.seam import Seam, SysrootError
     from pytest_rocm.env.system import detect_system
@@ -146,6 +147,8 @@ def system_diagnosis() -> list[Check] | None:
     except SysrootError:
         return None
     env = Environment(system=detect_system(seam), variables={v: seam.getenv(v) for v in VARIABLES})
+    # HSA_OVERRIDE_GFX_VERSION_<node> of each GPU node: what the runtime applies first
+    env.variables.update(per_node_variables(seam, env.system.gpus, env.system.errors))
     return diagnose_system(env, probe_extras(seam, env))
 
 

@@ -16,6 +16,7 @@ device (with torch's own warning when it gave one), never a failure.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 
@@ -28,6 +29,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 from pytest_rocm import INFO_PROPERTY
+from pytest_rocm.doctor.facts import sdpa_not_offered_hint
 
 BACKENDS: dict[str, SDPBackend] = {
     "math": SDPBackend.MATH,
@@ -67,6 +69,13 @@ def backend_that_ran(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str |
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         attention(q, k, v)
     return _ran(prof)
+
+
+def _arch_of(device: torch.device) -> str:
+    """The device's gcnArchName on ROCm ("" elsewhere)."""
+    if device.type != "cuda" or not torch.version.hip:
+        return ""
+    return str(torch.cuda.get_device_properties(device).gcnArchName)
 
 
 def _inputs(dtype: str, device: torch.device) -> tuple[torch.Tensor, ...]:
@@ -124,7 +133,10 @@ def offered(dtype: str, device: torch.device) -> list[str]:
 def test_sdpa(backend: str, dtype: str, parity, rocm_device: torch.device, record_property) -> None:
     why_not = availability(backend, dtype, rocm_device)
     if why_not is not None:
-        pytest.skip(f"SDPA backend {backend} is not available for {dtype} on {describe_device(rocm_device)}: {why_not}")
+        # RDNA3/3.5/4: flash/efficient are off unless TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 (doctor.json)
+        hint = sdpa_not_offered_hint(_arch_of(rocm_device), os.environ) if backend in ("flash", "efficient") else None
+        reason = f"SDPA backend {backend} is not available for {dtype} on {describe_device(rocm_device)}: {why_not}"
+        pytest.skip(reason + (f" ({hint})" if hint else ""))
     with sdpa_kernel(BACKENDS[backend]):
         ran = backend_that_ran(*_inputs(dtype, rocm_device))
     record_property(INFO_PROPERTY, {"backend": backend_of(rocm_device), "sdpa_requested": backend, "sdpa_ran": ran})

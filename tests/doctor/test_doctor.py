@@ -111,10 +111,49 @@ def test_healthy_mi300x(tmp_path: Path) -> None:
     assert not problems(list(checks.values())), checks
 
 
-def test_healthy_cpu_only(tmp_path: Path) -> None:
+def test_cpu_only_machine_says_it_has_no_gpu(tmp_path: Path) -> None:
+    """Issue 20: a CPU-only machine is healthy but has no GPU, and the doctor says so plainly
+    (a lone "no problems found" hid why no test reached a GPU), with the CPU index to install from."""
     checks = run_doctor(tmp_path, None, fake_torch("2.13.0+cpu"))
-    assert not problems(list(checks.values())), checks
+    check = only_problem(checks, "accelerator", "warn")
+    assert "no GPU on this machine" in check.evidence and "no /dev/kfd" in check.evidence
+    assert "no NVIDIA device" in check.evidence and "reference baseline" in check.evidence
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in check.fix
     assert checks["driver"].status == "skipped"
+
+
+def nvidia_gpu(root: Path) -> None:
+    write(root, "sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n")
+    write(root, "sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n")
+
+
+@pytest.mark.parametrize(
+    ("has_nvidia", "index"),
+    [(False, "https://download.pytorch.org/whl/cpu"), (True, "https://download.pytorch.org/whl/cu")],
+    ids=["cpu-machine", "nvidia-machine"],
+)
+def test_without_torch_the_install_line_fits_the_machine(tmp_path: Path, has_nvidia: bool, index: str) -> None:
+    """Never a bare `pip install torch` (on Linux the CUDA build): the CPU index on a machine with
+    no GPU, a CUDA index where an NVIDIA GPU is on the PCI bus."""
+    root = tmp_path / "root"
+    root.mkdir()
+    if has_nvidia:
+        nvidia_gpu(root)
+    checks = run_doctor(tmp_path, None, None)
+    assert checks["torch"].status == "warn" and "torch" in checks["torch"].evidence
+    assert checks["torch"].fix.startswith(f"pip install torch --index-url {index}"), checks["torch"].fix
+    accelerator = checks["accelerator"]
+    if has_nvidia:
+        assert accelerator.status == "ok" and "NVIDIA GPU (0000:01:00.0)" in accelerator.evidence
+    else:
+        assert accelerator.status == "warn" and "torch (not installed)" in accelerator.evidence
+
+
+def test_without_torch_on_amd_the_install_line_is_the_rocm_index(tmp_path: Path) -> None:
+    checks = run_doctor(tmp_path, machine(gpu_node(MOCK_7900XTX)), None)
+    assert checks["accelerator"].status == "ok" and "gfx1100" in checks["accelerator"].evidence
+    assert checks["torch"].status == "fail"
+    assert checks["torch"].fix.startswith("pip install torch --index-url https://download.pytorch.org/whl/rocm")
 
 
 # -- broken setups ------------------------------------------------------------------------------
@@ -127,8 +166,11 @@ def test_cuda_wheel_on_amd(tmp_path: Path) -> None:
 
 
 def test_rocm_wheel_without_amd_gpu(tmp_path: Path) -> None:
-    check = only_problem(run_doctor(tmp_path, None, rocm_torch()), "torch-build")
-    assert "No HIP GPUs" in check.evidence
+    checks = run_doctor(tmp_path, None, rocm_torch())
+    found = {c.id: c.status for c in checks.values() if c.status in ("warn", "fail")}
+    assert found == {"torch-build": "fail", "accelerator": "warn"}, found
+    assert "No HIP GPUs" in checks["torch-build"].evidence
+    assert "whl/cpu" in checks["torch-build"].fix  # no GPU at all here: the CPU build fits it
 
 
 def test_user_not_in_render_group(tmp_path: Path) -> None:
@@ -210,16 +252,39 @@ def test_unneeded_override_is_a_warning(tmp_path: Path) -> None:
     assert "not needed" in check.evidence and check.fix == "unset HSA_OVERRIDE_GFX_VERSION"
 
 
-def test_override_across_families_fails(tmp_path: Path) -> None:
+def test_override_within_the_generic_target_is_not_a_failure(tmp_path: Path) -> None:
+    """gfx1150 and gfx1100 are both gfx11-generic members (LLVM AMDGPUUsage): users run 11.0.0."""
     strix = torch_device("AMD Radeon 890M", "gfx1100", 2 * GIB, 16)
     checks = run_doctor(
         tmp_path,
         machine(gpu_node(MOCK_7900XTX, gfx_target_version=110500, vram=2 * GIB)),
-        rocm_torch(strix),
+        rocm_torch(strix, version="2.6.0+rocm6.2.4"),
         environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"},
     )
     check = checks["hsa-override"]
-    assert check.status == "fail" and "gfx1150 (rdna3.5) run gfx1100 (rdna3)" in check.evidence
+    assert check.status == "ok", check
+    assert "gfx1150 runs gfx1100 code (same generic target gfx11-generic)" in check.evidence
+
+
+@pytest.mark.parametrize(
+    ("version", "value", "real", "target"),
+    [
+        (120001, "10.3.0", "gfx1201 (rdna4)", "gfx1030 (rdna2)"),  # jamiepine/voicebox#469
+        (110700, "11.0.0", "gfx1170 (gfx11.7)", "gfx1100 (rdna3)"),  # gfx11-7-generic, not gfx11-generic
+        (100100, "10.3.0", "gfx1010 (rdna1)", "gfx1030 (rdna2)"),  # ROCm/ROCm#887
+    ],
+)
+def test_override_across_instruction_sets_fails(
+    tmp_path: Path, version: int, value: str, real: str, target: str
+) -> None:
+    checks = run_doctor(
+        tmp_path,
+        machine(gpu_node(MOCK_7900XTX, gfx_target_version=version)),
+        rocm_torch(torch_device("AMD Radeon", target.split()[0], 16 * GIB, 32)),
+        environ={"HSA_OVERRIDE_GFX_VERSION": value},
+    )
+    check = checks["hsa-override"]
+    assert check.status == "fail" and f"makes {real} run {target} code" in check.evidence, check
 
 
 def test_igpu_next_to_the_card(tmp_path: Path) -> None:
@@ -322,7 +387,7 @@ def test_every_mapped_check_has_a_scenario() -> None:
     """Each check a known error maps to is driven to warn/fail by a setup in this file."""
     scenarios = {
         "gfx-in-build": test_gfx_missing_from_build_suggests_override,
-        "hsa-override": test_override_across_families_fails,
+        "hsa-override": test_override_across_instruction_sets_fails,
         "wsl": test_wsl,
         "torch-build": test_cuda_wheel_on_amd,
         "kfd-access": test_user_not_in_render_group,
@@ -353,8 +418,8 @@ def test_summary_line_tells_failing_checks_from_warnings() -> None:
 def test_pytest_header_names_the_problem(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A broken setup is its failing check's line and one line pointing at the doctor; a healthy
-    one adds nothing."""
+    """A broken setup is its failing check's line and one line pointing at the doctor; a machine
+    without a GPU adds only the line that says so."""
     pytester.makepyfile("def test_ok():\n    pass\n")
     broken = tmp_path / "broken"
     write(broken, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
@@ -371,7 +436,11 @@ def test_pytest_header_names_the_problem(
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    assert "rocm doctor" not in result.stdout.str()
+    header = [line for line in result.stdout.lines if line.startswith("rocm")]
+    assert [line.split(":")[:2] for line in header if not line.startswith("rocm: backend")] == [
+        ["rocm", " [WARN] accelerator"],
+        ["rocm doctor", " 1 problem (warnings"],
+    ], header
 
 
 def test_readme_errors_table_is_generated_from_the_data() -> None:

@@ -8,7 +8,9 @@ from importlib import resources
 
 import pytest
 
-from pytest_rocm.env import arch
+from pytest_rocm.env import arch, overrides
+
+THEROCK_PROJECTS = {"hipBLASLt", "hipSPARSELt", "composable_kernel", "rocWMMA", "hipTensor", "rccl"}
 
 
 @pytest.mark.parametrize(
@@ -122,17 +124,58 @@ def test_every_usual_override_names_a_known_family_sibling() -> None:
 
 @pytest.mark.parametrize(
     ("value", "gfx"),
-    [("10.3.0", "gfx1030"), ("11.0.0", "gfx1100"), ("9.0.10", "gfx90a"), (" 9.4.2 ", "gfx942")],
+    # scanf's %u skips white space (and takes a sign) before a number, so these are accepted
+    [("10.3.0", "gfx1030"), ("11.0.0", "gfx1100"), ("9.0.10", "gfx90a"), (" 9.4.2", "gfx942"), ("11. 0.+1", "gfx1101")],
 )
 def test_parse_override(value: str, gfx: str) -> None:
     assert arch.parse_override(value) == gfx
-    assert arch.override_string(gfx) == value.strip()
+    assert arch.parse_override(arch.override_string(gfx) or "") == gfx
 
 
-@pytest.mark.parametrize("value", ["10.3", "9.0.a", "gfx1030", "", "10.3.0.1", "0.0.0"])
-def test_parse_override_rejects_what_the_runtime_rejects(value: str) -> None:
-    with pytest.raises(ValueError, match="HSA_OVERRIDE_GFX_VERSION"):
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("10.3", "not major.minor.stepping"),
+        ("9.0.a", "not major.minor.stepping"),
+        ("gfx1030", "not major.minor.stepping"),
+        ("", "not major.minor.stepping"),
+        ("10.3.0.1", "has '.1' after the stepping"),
+        ("0.0.0", "names no GPU architecture"),
+        # what a CRLF .env file, a trailing space or a here-doc leaves: the runtime rejects these
+        ("11.0.0\r", "has '\\r' after the stepping"),
+        ("11.0.0\n", "has '\\n' after the stepping"),
+        ("11.0.0 ", "has ' ' after the stepping"),
+        ("64.0.0", "out of range"),
+        ("-1.0.0", "out of range"),  # %u stores -1 as 4294967295
+        ("11.256.0", "out of range"),
+        ("11.16.0", "names no GPU architecture"),  # the runtime takes it, but it is no gfx name
+        ("11 .0.0", "not major.minor.stepping"),  # the '.' is literal: no space before it
+    ],
+)
+def test_parse_override_rejects_what_the_runtime_rejects(value: str, why: str) -> None:
+    with pytest.raises(ValueError, match="HSA_OVERRIDE_GFX_VERSION") as info:
         arch.parse_override(value)
+    assert why in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [("11.0.0", (11, 0, 0)), ("11.16.0", (11, 16, 0)), ("63.255.255", (63, 255, 255)), ("\t10.3.0", (10, 3, 0))],
+)
+def test_scan_override_is_the_runtime_reading(value: str, fields: tuple[int, int, int]) -> None:
+    assert overrides.scan_override(value) == fields
+
+
+def test_per_node_override_wins_over_the_global_one() -> None:
+    variables = {"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "HSA_OVERRIDE_GFX_VERSION_2": "11.0.0"}
+    assert overrides.applying(variables, 2) == ("HSA_OVERRIDE_GFX_VERSION_2", "11.0.0")
+    assert overrides.applying(variables, 1) == ("HSA_OVERRIDE_GFX_VERSION", "10.3.0")
+    assert overrides.applying({}, 1) is None
+    assert (
+        overrides.set_overrides({**variables, "HIP_VISIBLE_DEVICES": "0", "HSA_OVERRIDE_GFX_VERSION_3": None})
+        == variables
+    )
 
 
 def test_marketing_name() -> None:
@@ -195,11 +238,25 @@ def test_data_file_is_consistent() -> None:
     for gfx, entry in data["gfx"].items():
         assert arch.is_gfx(gfx), gfx
         assert entry["family"] in data["families"], gfx
-        assert entry["names"], gfx
+        # names may be empty for a target with no product announced (gfx1310)
+        assert isinstance(entry["names"], list), gfx
+        assert set(entry.get("therock_excludes", [])) <= THEROCK_PROJECTS, gfx
         # the name round-trips through the KFD arithmetic
         assert arch.gfx_from_target_version(arch.target_version(gfx)) == gfx
+    for generic, members in data["generic"].items():
+        assert generic.endswith("-generic") and not arch.is_gfx(generic), generic
+        assert members and all(m in data["gfx"] for m in members), generic
+    # each gfx is in at most one generic target
+    listed = [m for members in data["generic"].values() for m in members]
+    assert len(listed) == len(set(listed))
 
 
 def test_describe() -> None:
     assert arch.describe("gfx1100") == "gfx1100 (rdna3)"
     assert arch.describe("gfx1300") == "gfx1300"
+
+
+@pytest.mark.parametrize("name", ["gfx١١00", "gfx11٠0", "gfx٩0a"])
+def test_names_with_other_scripts_digits_are_not_architectures(name: str) -> None:
+    # Python's \d and int() take Arabic-Indic digits; the runtime prints ASCII names only
+    assert not arch.is_gfx(name)

@@ -49,8 +49,29 @@ def test_parse_properties_is_a_map_not_positions() -> None:
     assert new["hive_id"] == 12609507387757274807  # unsigned 64-bit stays exact
 
 
-def test_parse_properties_skips_junk_lines() -> None:
-    assert parse_properties("simd_count 4\ngarbage\nname x\n\nvendor_id 4098 extra\n") == {"simd_count": 4}
+def test_parse_properties_reads_name_value_lines() -> None:
+    assert parse_properties("simd_count 4\n\nvendor_id 4098\n") == {"simd_count": 4, "vendor_id": 4098}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "simd_count 4\ngarbage\n",
+        "name x\n",
+        "vendor_id 4098 extra\n",
+        "gfx_target_version -1\n",
+        "gfx_target_version abc\n",
+        "gfx_target_version 1e5\n",
+        "gfx_target_version 0x1100\n",
+        "gfx_target_version \u0661\u0661\u0660\u0660\u0660\u0660\n",  # Arabic-Indic digits: int() takes them
+        "simd_count 4\x00\x01\n",
+        "simd_count \ufffd\n",  # what invalid UTF-8 decodes to
+    ],
+)
+def test_parse_properties_rejects_what_the_kernel_never_writes(text: str) -> None:
+    with pytest.raises(ValueError, match=r"binary data|is not 'name <unsigned decimal>'") as info:
+        parse_properties(text)
+    assert "\n" not in str(info.value)
 
 
 # -- KFD topology ---------------------------------------------------------------------------------
@@ -132,7 +153,7 @@ def test_eperm_node_is_recorded_not_fatal(tmp_path: Path) -> None:
     seam = DeniedSeam(sysroot=tmp_path, environ={}, groups=[], distributions={}, denied=(f"/{NODES}/1/",))
     info = detect_system(seam)
     assert [g.node for g in info.gpus] == [2]
-    assert info.errors == [f"/{NODES}/1/properties: operation not permitted"]
+    assert info.errors == [f"/{NODES}/1/properties: operation not permitted; node 1 dropped"]
 
 
 def test_unreadable_vram_is_recorded(tmp_path: Path) -> None:
@@ -140,7 +161,10 @@ def test_unreadable_vram_is_recorded(tmp_path: Path) -> None:
     seam = DeniedSeam(sysroot=tmp_path, environ={}, groups=[], distributions={}, denied=("/sys/class/drm/",))
     (gpu,) = (info := detect_system(seam)).gpus
     assert gpu.vram is None
-    assert info.errors == ["/sys/class/drm/renderD128/device/mem_info_vram_total: operation not permitted"]
+    assert info.errors == [
+        "/sys/class/drm/renderD128/device/mem_info_vram_total: operation not permitted",
+        "/sys/class/drm/renderD128/device/mem_info_gtt_total: operation not permitted",
+    ]
 
 
 def test_no_kfd_at_all(tmp_path: Path) -> None:

@@ -95,7 +95,8 @@ def test_nvidia_cuda() -> None:
 def test_cpu_only() -> None:
     env = _env("cpu_only")
     assert (env.backend, env.devices, env.system.gpus) == ("cpu", [], [])
-    assert problem_lines(diagnose(env)) == []
+    (line,) = problem_lines(diagnose(env))  # healthy, but without a GPU, and the doctor says so
+    assert line.startswith("[WARN] accelerator: no GPU on this machine"), line
 
 
 def test_cuda_wheel_on_amd_shows_the_gpu_plainly() -> None:
@@ -120,15 +121,21 @@ def test_no_binary() -> None:
 
 
 CORRUPTIONS = [
-    (lambda d: d.__setitem__("arch_list", 5), "field 'arch_list' is 5, expected list[str]"),
-    (lambda d: d.__setitem__("torch", 2.6), "field 'torch' is 2.6, expected str | None"),
-    (lambda d: d.__setitem__("variables", [1]), "field 'variables' is [1], expected dict[str, str | None]"),
-    (lambda d: d.__setitem__("devices", "x"), "devices: expected a list, got str"),
-    (lambda d: d.__setitem__("system", "x"), "system: expected an object, got str"),
-    (lambda d: d["devices"][0].__setitem__("index", True), "devices[0]: field 'index' is True, expected int"),
+    (lambda d: d.__setitem__("arch_list", 5), "arch_list is 5, expected array"),
+    (lambda d: d.__setitem__("torch", 2.6), "torch is 2.6, expected string or null"),
+    (lambda d: d.__setitem__("variables", [1]), "variables is [1], expected object"),
+    (lambda d: d.__setitem__("devices", "x"), "devices is 'x', expected array"),
+    (lambda d: d.__setitem__("system", "x"), "system is 'x', expected object"),
+    (lambda d: d["devices"][0].__setitem__("index", True), "devices[0].index is True, expected integer"),
     (lambda d: d["devices"][0].pop("arch"), "devices[0]: field 'arch' is missing"),
-    (lambda d: d["devices"][0].__setitem__("features", {"xnack": "maybe"}), "field 'features' is {'xnack': 'maybe'}"),
-    (lambda d: d["system"]["gpus"][0].__setitem__("vram", "64G"), "system.gpus[0]: field 'vram' is '64G'"),
+    (
+        lambda d: d["devices"][0].__setitem__("features", {"xnack": "maybe"}),
+        "devices[0].features.xnack is 'maybe', expected boolean",
+    ),
+    (
+        lambda d: d["system"]["gpus"][0].__setitem__("vram", "64G"),
+        "system.gpus[0].vram is '64G', expected integer or null",
+    ),
 ]
 
 
@@ -147,3 +154,17 @@ def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
     data["added_later"] = {"x": 1}
     data["devices"][0]["added_later"] = 1
     assert Environment.from_dict(data) == _env("mi300x_8")
+
+
+def test_an_environment_recorded_before_issue_17_still_loads_and_is_judged() -> None:
+    """tests/data/envs_v1: rx6700xt_override.json as the project recorded it before the fields of
+    issue 17 (commit d85cedb): no gtt, no new variables, no pytorch-triton-rocm / triton-pypi."""
+    path = ENVS.parent / "envs_v1" / "rx6700xt_override_before_issue17.json"
+    raw = json.loads(path.read_text())
+    assert "gtt" not in raw["system"]["gpus"][0] and "triton-pypi" not in raw["libraries"]
+    env = Environment.load(path)
+    assert env.system.gpus[0].gtt is None
+    assert env.variables["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+    checks = {c.id: c for c in diagnose(env)}
+    assert checks["hsa-override"].status == "ok" and checks["triton"].status in ("ok", "skipped")
+    assert checks["variables"].status == "ok"

@@ -1,0 +1,102 @@
+"""The checks of what sits around torch: variables that do nothing, a Triton that shadows ROCm's,
+the ROCm libraries TheRock does not build for this gfx, and multi-GPU collectives.
+
+Knowledge (the variable names, the libraries per gfx, the RCCL fixes) comes from
+``data/doctor.json``, ``data/gfx.json`` and ``data/torch_wheels.json``.
+"""
+
+from __future__ import annotations
+
+from pytest_rocm.doctor.facts import hardware_gfxs, knowledge
+from pytest_rocm.doctor.model import Check, Extras
+from pytest_rocm.env import arch, wheels
+from pytest_rocm.env.model import Environment
+
+
+def check_variables(env: Environment, extras: Extras) -> Check:
+    """A variable from widely shared advice that nothing reads: the user believes it is on."""
+    known = knowledge()["ineffective_variables"]["list"]
+    found = [(name, known[name]) for name in known if env.variables.get(name) is not None]
+    if not found:
+        return Check("variables", "ok", "no variable that does nothing is set")
+    name, entry = found[0]
+    return Check(
+        "variables",
+        "warn",
+        f"{name}={env.variables[name]} is set but does nothing: {entry['why']}",
+        f"unset {name}; export {entry['instead']}",
+    )
+
+
+def check_triton(env: Environment, extras: Extras) -> Check:
+    """PyPI's triton (built for CUDA) next to a ROCm torch shadows pytorch-triton-rocm."""
+    if env.hip is None:
+        return Check("triton", "skipped", "not a ROCm build of torch")
+    pypi = env.libraries.get("triton-pypi")
+    rocm = env.libraries.get("pytorch-triton-rocm")
+    if not pypi:
+        return Check("triton", "ok", f"pytorch-triton-rocm {rocm}" if rocm else "no Triton installed")
+    beside = f" next to pytorch-triton-rocm {rocm}" if rocm else " instead of pytorch-triton-rocm"
+    return Check(
+        "triton",
+        "warn",
+        f"the PyPI triton {pypi} (a CUDA build) is installed{beside}: it shadows ROCm's Triton and "
+        "torch.compile fails (ptxas errors for an sm_ target)",
+        "pip uninstall -y triton && pip install --force-reinstall pytorch-triton-rocm --index-url "
+        "https://download.pytorch.org/whl/<the rocmX.Y index of your torch>",
+    )
+
+
+def _is_therock(env: Environment) -> bool:
+    build = wheels.amd_build(env.torch)
+    return build is not None and build.id in ("therock-nightly", "amd-multi-arch", "amd-windows")
+
+
+def check_rocm_libraries(env: Environment, extras: Extras) -> Check:
+    """What TheRock does not build for this gfx explains a skip (hipBLASLt, CK), a fall-back or a
+    missing collective (RCCL)."""
+    gfxs = sorted(set(hardware_gfxs(env)))
+    missing = {g: arch.therock_excludes(g) for g in gfxs if arch.therock_excludes(g)}
+    if not _is_therock(env) or not missing:
+        return Check("rocm-libraries", "skipped", "not a TheRock build, or no library is left out for this gfx")
+    said = "; ".join(f"{g}: no {', '.join(libs)}" for g, libs in missing.items())
+    no_rccl = [g for g, libs in missing.items() if "rccl" in libs]
+    if no_rccl and len(hardware_gfxs(env)) > 1:
+        return Check(
+            "rocm-libraries",
+            "warn",
+            f"TheRock builds no RCCL for {', '.join(no_rccl)}: torch.distributed's nccl backend is missing on "
+            f"these GPUs ({said})",
+            "use the gloo backend for collectives on these GPUs, or a GPU TheRock builds RCCL for",
+        )
+    return Check(
+        "rocm-libraries",
+        "ok",
+        f"TheRock leaves out {said}: tests of those libraries skip, and torch falls back (hipBLAS instead of "
+        "hipBLASLt)",
+    )
+
+
+def check_multi_gpu(env: Environment, extras: Extras) -> Check:
+    """More than one discrete GPU: RCCL hangs unless the IOMMU passes through or P2P is off."""
+    apus = set(knowledge()["apu_gfx"]["list"])
+    discrete = [g for g in hardware_gfxs(env) if g not in apus]
+    if len(discrete) < 2:
+        return Check("multi-gpu", "skipped", f"{len(discrete)} discrete AMD GPU(s): no collectives between GPUs")
+    facts = knowledge()["multi_gpu"]
+    cmdline_fix, variable_fix = facts["cmdline_fix"], facts["variable_fix"]
+    name, value = variable_fix.split("=", 1)
+    if env.variables.get(name) == value:
+        return Check("multi-gpu", "ok", f"{len(discrete)} GPUs, {variable_fix} (no peer-to-peer)")
+    if extras.kernel_cmdline is None:
+        return Check("multi-gpu", "skipped", f"{len(discrete)} GPUs; the kernel command line was not read")
+    if cmdline_fix in extras.kernel_cmdline.split():
+        return Check("multi-gpu", "ok", f"{len(discrete)} GPUs, {cmdline_fix} on the kernel command line")
+    return Check(
+        "multi-gpu",
+        "warn",
+        f"{len(discrete)} GPUs but no {cmdline_fix} on the kernel command line (/proc/cmdline) and {name} is not "
+        "set: RCCL collectives (torch.distributed) commonly hang",
+        f"add {cmdline_fix} to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, sudo update-grub and reboot; or "
+        f"export {variable_fix} (slower: no peer-to-peer copies)",
+    )
