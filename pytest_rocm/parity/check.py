@@ -1,33 +1,44 @@
-"""``assert_parity``: is this op's output on the device under test numerically right, per dtype?
+"""``assert_parity``: is this op's (or model's) output on the device under test numerically right, per dtype?
 
 One reference run (float64 on the CPU), one run per dtype on the device, every output (and, with
-``grad=True``, every input gradient) compared; see docs/parity.md for the tolerance model.
+``grad=True``, every input and parameter gradient) compared; see docs/parity.md for the tolerance
+model and the modes. Runs themselves (casting, the dtype proof, gradients) are in ``runs``.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec
 
 import torch
 
 from pytest_rocm.env.model import device_backend
 from pytest_rocm.parity import tolerances as tols
-from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
+from pytest_rocm.parity.metrics import Judge, Reference, compare_exact, compare_float, wrap_periodic, yardsticks
 from pytest_rocm.parity.result import (
     Comparison,
     DtypeUnsupported,
+    FailureKind,
     ParityError,
     ParityResult,
+    announce,
     failure_message,
+)
+from pytest_rocm.parity.runs import (
+    NotInDtype,
+    Run,
+    RunSpec,
+    Structure,
+    check_same_paths,
+    infer_reduction_length,
+    run,
 )
 
 __all__ = ["MODES", "DtypeUnsupported", "ParityError", "ParityResult", "assert_parity"]
 
-MODES = ("absolute", "cpu-relative")
+MODES = ("absolute", "cpu-relative", "model")
 
 _TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tols.DTYPE_NAMES}
 
@@ -40,11 +51,32 @@ _UNSUPPORTED = re.compile(
     re.IGNORECASE,
 )
 
+#: what a nondeterministic failure says (docs/parity.md)
+NONDETERMINISTIC_HINT = (
+    "outputs differ between two runs of the same input: is the model in train mode / using dropout? call .eval()"
+)
 
-class _Structure(Exception):
-    """Internal: outputs of two runs do not have the same structure."""
+Leaves = list[tuple[str, Reference | None]]
+_P = ParamSpec("_P")
 
 
+def _announced(check: Callable[_P, ParityResult]) -> Callable[_P, ParityResult]:
+    """Tell the listeners (the plugin's report) of every finished result, whether it passed or not."""
+
+    @functools.wraps(check)
+    def announcing(*args: _P.args, **kwargs: _P.kwargs) -> ParityResult:
+        try:
+            result = check(*args, **kwargs)
+        except (ParityError, DtypeUnsupported) as exc:
+            announce(exc.result)
+            raise
+        announce(result)
+        return result
+
+    return announcing
+
+
+@_announced
 def assert_parity(
     fn: Callable[..., Any],
     *args: Any,
@@ -60,78 +92,94 @@ def assert_parity(
     kwargs: Mapping[str, Any] | None = None,
     reduction_length: int | None = None,
     allow_vacuous: bool = False,
-    cpu_factor: float = 2.0,
+    cpu_factor: float | None = None,
     baseline: Callable[..., Any] | None = None,
     reference_fn: Callable[..., Any] | None = None,
     reference_dtype: str = "float64",
     default_tolerances: Mapping[str, Mapping[str, float]] | None = None,
     seed: int = 0,
+    module: torch.nn.Module | None = None,
+    periodic: float | Mapping[str, float] | None = None,
 ) -> ParityResult:
     """Run ``fn(*args, **kwargs)`` per dtype on ``device`` and compare with a float64 CPU reference.
 
     Floating tensor inputs (also inside lists/tuples/dicts) are cast to the dtype; every tensor is
     moved to the device; each run gets its own copies. ``fn`` may be an ``nn.Module`` (a copy is
-    cast and moved per run). Tolerance precedence, lowest first: the default table,
+    cast and moved per run); a closure over a module names it as ``module=`` (its parameters and
+    buffers are swapped for cast copies during each run). Every run must prove it computed in its
+    dtype (kind ``dtype`` otherwise). Tolerance precedence, lowest first: the default table,
     ``default_tolerances`` (the fixture's markers), ``rtol``/``atol``/``normwise`` (all dtypes),
-    ``tolerances[dtype]``. ``mode="cpu-relative"`` also accepts an error up to ``cpu_factor`` times
-    that of ``baseline`` (default ``fn``) run on the CPU in the same dtype, plus atol.
+    ``tolerances[dtype]``. ``mode="cpu-relative"`` also accepts an error up to ``cpu_factor`` (2)
+    times that of ``baseline`` (default ``fn``) run on the CPU in the same dtype, plus atol;
+    ``mode="model"`` judges the error against the reference rounded to the dtype after every op.
+    ``periodic``: a period (or ``{output name: period}``) for outputs that wrap around.
     Raises ParityError on failure, DtypeUnsupported when a dtype has no kernel (and the rest passed).
     """
     dtype_names = _check_dtypes(dtypes)
     ref_dtype = tols.canonical_dtype(reference_dtype)
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}")
-    if isinstance(cpu_factor, bool) or not isinstance(cpu_factor, (int, float)) or cpu_factor < 0:
+    if cpu_factor is not None and (
+        isinstance(cpu_factor, bool) or not isinstance(cpu_factor, (int, float)) or cpu_factor < 0
+    ):
         raise ValueError(f"cpu_factor={cpu_factor!r} must be a number >= 0")
+    if module is not None and not isinstance(module, torch.nn.Module):
+        raise ValueError(f"module={module!r} is not a torch.nn.Module")
+    periods = tols.check_periodic(periodic)
     call_layer = tols.check_overrides({"rtol": rtol, "atol": atol, "normwise": normwise})
     per_dtype = tols.check_per_dtype(tolerances)
     base_layer = tols.check_per_dtype(default_tolerances)
     dev = _device(device)
-    kwargs = dict(kwargs or {})
     op = name or _op_name(fn)
-    k = reduction_length if reduction_length is not None else _infer_reduction_length(args, kwargs)
+    spec = RunSpec(args, dict(kwargs or {}), grad, seed, op, module)
+    k = reduction_length if reduction_length is not None else _reduction_length(fn, spec, mode)
     result = ParityResult(name=op, mode=mode, device=str(dev), dtypes=dtype_names)
+    reference = reference_fn or fn
+    cpu = torch.device("cpu")
 
-    ref_out, ref_grads = _run(
-        reference_fn or fn, args, kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], grad, seed
-    )
-    try:
-        ref_leaves = [(p, Reference(t) if t is not None else None) for p, t in _leaves(ref_out, op)]
-    except _Structure as exc:
-        raise _structure_failure(result, dtype_names, f"the reference run: {exc}") from None
-    ref_leaves += [(f"{op}.grad[{i}]", Reference(g) if g is not None else None) for i, g in enumerate(ref_grads)]
+    ref_leaves = _references(_guarded_run(result, dtype_names, reference, spec, cpu, ref_dtype), result, dtype_names)
+    if mode != "absolute":  # these modes judge against a run of the same code: it must be repeatable
+        _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k)
 
     for dtype in dtype_names:
         tol = tols.resolve(dtype, k, [base_layer.get(dtype, {}), call_layer, per_dtype.get(dtype, {})])
+        cpu_run: Run | None = None
         try:
-            out, grads = _run(fn, args, kwargs, dev, _TORCH_DTYPES[dtype], grad, seed)
-            floors: dict[str, float] | None = None
-            cpu_refs: dict[str, Reference] = {}
+            got = _run(fn, args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
             if mode == "cpu-relative":
-                cpu_out, cpu_grads = _run(
-                    baseline or fn, args, kwargs, torch.device("cpu"), _TORCH_DTYPES[dtype], grad, seed
-                )
-                floors, cpu_refs = _cpu_floors(ref_leaves, _all_leaves(cpu_out, cpu_grads, op), tol)
+                cpu_run = _run(baseline or fn, args, spec.kwargs, cpu, _TORCH_DTYPES[dtype], spec)
+            elif mode == "model" and dtype != "float64":
+                cpu_run = _run(reference, args, spec.kwargs, cpu, torch.float64, spec, round_to=_TORCH_DTYPES[dtype])
+        except NotInDtype as exc:
+            result.comparisons.append(Comparison(dtype, op, mode, False, "dtype", detail=str(exc)))
+            continue
         except (RuntimeError, NotImplementedError, TypeError) as exc:
             if not _UNSUPPORTED.search(str(exc)):
                 raise
             result.unsupported[dtype] = str(exc).strip().splitlines()[0]
             continue
         try:
-            got_leaves = _all_leaves(out, grads, op)
-            _check_same_paths(ref_leaves, got_leaves)
-        except _Structure as exc:
+            got_leaves = got.leaves(op)
+            check_same_paths(ref_leaves, got_leaves)
+            yard = {}
+            if cpu_run is not None:
+                cpu_leaves = cpu_run.leaves(op)
+                check_same_paths(ref_leaves, cpu_leaves)
+                yard = yardsticks(ref_leaves, _wrapped(cpu_leaves, ref_leaves, periods))
+        except Structure as exc:
             result.comparisons.append(Comparison(dtype, op, mode, False, "structure", detail=str(exc)))
             continue
-        for (path, ref), (_, got) in zip(ref_leaves, got_leaves, strict=False):
+        judge = Judge(mode, tol, allow_vacuous, cpu_factor, tols.accumulation_slack(dtype, k))
+        for (path, ref), (_, value) in zip(ref_leaves, got_leaves, strict=False):
             if ref is None:
                 continue
-            assert got is not None, path  # _check_same_paths: a leaf the reference has, the run has
-            base = Comparison(dtype, path, mode, False, None)
-            if floors is not None:
-                base.cpu_factor, base.cpu_max_abs = float(cpu_factor), floors[path]
-            result.comparisons.append(_compare(got, cpu_refs.get(path, ref), tol, base, cpu_factor, allow_vacuous))
+            assert value is not None, path  # check_same_paths: a leaf the reference has, the run has
+            ((_, value),) = _wrapped([(path, value)], [(path, ref)], periods)
+            result.comparisons.append(judge(value, ref, Comparison(dtype, path, mode, False, None), yard.get(path)))
 
+    numbers_failed = any(c.kind in ("mismatch", "non-finite") for c in result.failures)
+    if numbers_failed and mode == "absolute":  # wrong numbers may be a model that is not repeatable
+        _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k, raise_now=False)
     if result.failures:
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
@@ -147,51 +195,94 @@ def assert_parity(
     return result
 
 
-def _compare(
-    got: torch.Tensor, ref: Reference, tol: tols.Tolerance, base: Comparison, cpu_factor: float, allow_vacuous: bool
-) -> Comparison:
-    if got.is_floating_point() != ref.is_float or got.shape != ref.tensor.shape:
-        base.ok, base.kind = False, "structure"
-        base.detail = (
-            f"output {base.name}: got {tuple(got.shape)} {got.dtype}, "
-            f"reference {tuple(ref.tensor.shape)} {ref.tensor.dtype}"
+def _wrapped(leaves: list[tuple[str, Any]], refs: Leaves, periods: dict[str, float]) -> list[tuple[str, Any]]:
+    """Floating outputs with a period (``periodic=``) moved to the representative nearest the reference."""
+    out = []
+    for (path, value), (_, ref) in zip(leaves, refs, strict=True):
+        period = periods.get(path, periods.get("*"))
+        if period is not None and ref is not None and ref.is_float and value is not None and value.is_floating_point():
+            value = wrap_periodic(value, ref, period)
+        out.append((path, value))
+    return out
+
+
+def _run(
+    fn: Callable[..., Any],
+    args: Any,
+    kwargs: Any,
+    dev: torch.device,
+    dtype: torch.dtype,
+    spec: RunSpec,
+    round_to: torch.dtype | None = None,
+) -> Run:
+    """Every run of a call goes through here: the seam tests use to break only the device runs
+    (those whose ``dtype`` is not float64; the model yardstick computes in float64, rounding to
+    ``round_to``, on the reference's side). ``args``/``kwargs`` are ``spec``'s, for such wrappers."""
+    if round_to is not None:
+        return run(fn, spec, dev, round_to, emulate=True)
+    return run(fn, spec, dev, dtype)
+
+
+def _guarded_run(
+    result: ParityResult, dtypes: tuple[str, ...], fn: Callable[..., Any], spec: RunSpec, dev: Any, dtype: str
+) -> Run:
+    """The reference run; one that did not compute in its dtype fails every dtype."""
+    try:
+        return _run(fn, spec.args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
+    except NotInDtype as exc:
+        raise _fail_all(result, dtypes, "dtype", f"the reference: {exc}") from None
+
+
+def _references(ref_run: Run, result: ParityResult, dtypes: tuple[str, ...]) -> Leaves:
+    try:
+        leaves = ref_run.leaves(result.name)
+    except Structure as exc:
+        raise _fail_all(result, dtypes, "structure", f"the reference run: {exc}") from None
+    return [(p, Reference(t) if t is not None else None) for p, t in leaves]
+
+
+def _check_repeatable(
+    result: ParityResult,
+    dtypes: tuple[str, ...],
+    fn: Callable[..., Any],
+    spec: RunSpec,
+    ref_dtype: str,
+    ref_leaves: Leaves,
+    k: int,
+    raise_now: bool = True,
+) -> None:
+    """Run the reference again: where it differs from the first beyond the reference dtype's rounding,
+    the comparisons prove nothing (dropout, train mode, random numbers): kind ``nondeterministic``."""
+    again = _run(fn, spec.args, spec.kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], spec).leaves(result.name)
+    tol = tols.default_tolerance(ref_dtype, k)
+    found = []
+    for (path, ref), (_, value) in zip(ref_leaves, again, strict=False):
+        if ref is None or value is None or value.shape != ref.tensor.shape:
+            continue
+        base = Comparison(ref_dtype, path, result.mode, False, None)
+        c = (
+            compare_float(value, ref, tol, base, allow_vacuous=True)
+            if ref.is_float
+            else compare_exact(value, ref, base)
         )
-        return base
-    if not ref.is_float:
-        return compare_exact(got, ref, base)
-    floor = cpu_factor * base.cpu_max_abs + tol.atol if base.cpu_max_abs is not None else 0.0
-    return compare_float(got, ref, tol, base, floor=floor, allow_vacuous=allow_vacuous)
+        if not c.ok:
+            c.kind, c.detail = "nondeterministic", NONDETERMINISTIC_HINT
+            c.name = f"{path} (reference run twice)"
+            found.append(c)
+    if not found:
+        return
+    result.comparisons.extend(found)
+    if raise_now:
+        raise ParityError(failure_message(result), "nondeterministic", result)
 
 
-def _cpu_floors(
-    ref_leaves: list[tuple[str, Reference | None]],
-    cpu_leaves: list[tuple[str, torch.Tensor | None]],
-    tol: tols.Tolerance,
-) -> tuple[dict[str, float], dict[str, Reference]]:
-    """The CPU same-dtype run's max error per float output; its integer outputs become the reference."""
-    _check_same_paths(ref_leaves, cpu_leaves)
-    floors: dict[str, float] = {}
-    int_refs: dict[str, Reference] = {}
-    for (path, ref), (_, cpu) in zip(ref_leaves, cpu_leaves, strict=False):
-        if ref is None or cpu is None:
-            continue
-        if not ref.is_float:
-            int_refs[path] = Reference(cpu)
-            floors[path] = 0.0
-            continue
-        d = torch.sub(cpu.detach().to(torch.float64), ref.tensor).abs_()
-        d = torch.where(torch.isfinite(d), d, 0.0)
-        floors[path] = float(d.max()) if d.numel() else 0.0
-    return floors, int_refs
-
-
-def _structure_failure(result: ParityResult, dtypes: tuple[str, ...], why: str) -> ParityError:
+def _fail_all(result: ParityResult, dtypes: tuple[str, ...], kind: FailureKind, why: str) -> ParityError:
     for dtype in dtypes:
-        result.comparisons.append(Comparison(dtype, result.name, result.mode, False, "structure", detail=why))
-    return ParityError(failure_message(result), "structure", result)
+        result.comparisons.append(Comparison(dtype, result.name, result.mode, False, kind, detail=why))
+    return ParityError(failure_message(result), kind, result)
 
 
-# ---- inputs and runs -------------------------------------------------------------------------
+# ---- arguments -------------------------------------------------------------------------------
 
 
 def _check_dtypes(dtypes: Sequence[str] | str) -> tuple[str, ...]:
@@ -216,105 +307,11 @@ def _op_name(fn: Any) -> str:
     return getattr(f, "__name__", None) or type(f).__name__
 
 
-def _map_tensors(obj: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    if isinstance(obj, torch.Tensor):
-        return convert(obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # namedtuple
-        return type(obj)(*(_map_tensors(o, convert) for o in obj))
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_map_tensors(o, convert) for o in obj)
-    if isinstance(obj, dict):
-        return {key: _map_tensors(v, convert) for key, v in obj.items()}
-    return obj
-
-
-def _infer_reduction_length(args: Any, kwargs: Any) -> int:
-    """K when not given: the longest dimension of any floating input (bounds any 1-axis reduction)."""
-    longest = [1]
-
-    def visit(t: torch.Tensor) -> torch.Tensor:
-        if t.is_floating_point() and t.dim():
-            longest.append(max(t.shape))
-        return t
-
-    _map_tensors((args, kwargs), visit)
-    return max(longest)
-
-
-def _run(
-    fn: Callable[..., Any], args: Any, kwargs: Any, dev: torch.device, dtype: torch.dtype, grad: bool, seed: int
-) -> tuple[Any, list[torch.Tensor | None]]:
-    """One run on fresh copies of the inputs; with ``grad`` also the inputs' gradients."""
-    leaves: list[torch.Tensor] = []
-
-    def convert(t: torch.Tensor) -> torch.Tensor:
-        if not t.is_floating_point():
-            return t.detach().to(dev, copy=True)
-        x = t.detach().to(dev, dtype, copy=True)
-        if not grad:
-            return x
-        leaves.append(x.requires_grad_(True))
-        return x.clone()  # a non-leaf, so an in-place fn works under autograd too
-
-    run_args, run_kwargs = _map_tensors((args, kwargs), convert)
-    if isinstance(fn, torch.nn.Module):
-        fn = copy.deepcopy(fn).to(dev, dtype)
-    with torch.set_grad_enabled(grad):
-        out = fn(*run_args, **run_kwargs)
-        if not grad:
-            return out, []
-        return out, _input_grads(out, leaves, seed)
-
-
-def _input_grads(out: Any, leaves: list[torch.Tensor], seed: int) -> list[torch.Tensor | None]:
-    """Gradients of a fixed random projection sum(out_i * w_i) of the floating outputs."""
-    loss = None
-    for i, (_, t) in enumerate(_leaves(out, "")):
-        if t is None or not t.is_floating_point() or not t.requires_grad:
-            continue
-        gen = torch.Generator().manual_seed(seed + i)
-        acc = torch.float64 if t.dtype == torch.float64 else torch.float32
-        w = torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.device, acc)
-        term = (t.to(acc) * w).sum()
-        loss = term if loss is None else loss + term
-    if loss is None:
-        raise ValueError("grad=True, but no floating output depends on a floating input")
-    return list(torch.autograd.grad(loss, leaves, allow_unused=True))
-
-
-# ---- outputs ---------------------------------------------------------------------------------
-
-
-def _leaves(obj: Any, path: str) -> Iterator[tuple[str, torch.Tensor | None]]:
-    """(path, tensor) for every output leaf; None leaves are kept; anything else is a structure error."""
-    if obj is None or isinstance(obj, torch.Tensor):
-        yield path, obj
-    elif isinstance(obj, (list, tuple)):
-        for i, item in enumerate(obj):
-            yield from _leaves(item, f"{path}[{i}]")
-    elif isinstance(obj, Mapping):
-        for key in sorted(obj, key=repr):
-            yield from _leaves(obj[key], f"{path}[{key!r}]")
-    else:
-        where = f" at {path}" if path else ""
-        raise _Structure(
-            f"fn returned {type(obj).__name__} {obj!r:.40}{where}; parity compares "
-            "tensors or tuples/lists/dicts of tensors"
-        )
-
-
-def _all_leaves(out: Any, grads: list[torch.Tensor | None], op: str) -> list[tuple[str, torch.Tensor | None]]:
-    return list(_leaves(out, op)) + [(f"{op}.grad[{i}]", g) for i, g in enumerate(grads)]
-
-
-def _check_same_paths(ref: Sequence[tuple[str, Any]], got: Sequence[tuple[str, Any]]) -> None:
-    ref_paths = [(p, r is None) for p, r in ref]
-    got_paths = [(p, g is None) for p, g in got]
-    if ref_paths != got_paths:
-        missing = [p for p in ref_paths if p not in got_paths]
-        extra = [p for p in got_paths if p not in ref_paths]
-        raise _Structure(f"outputs differ from the reference's: missing {_paths(missing)}, unexpected {_paths(extra)}")
-
-
-def _paths(items: list[tuple[str, bool]]) -> str:
-    return ", ".join(p + (" (None)" if none else "") for p, none in items) or "none"
+def _reduction_length(fn: Any, spec: RunSpec, mode: str) -> int:
+    """K: the longest dimension of any floating input; in model mode also of the model's parameters
+    (a closure over a model often has integer inputs only)."""
+    k = infer_reduction_length(spec.args, spec.kwargs)
+    for model in (fn, spec.module) if mode == "model" else ():
+        if isinstance(model, torch.nn.Module):
+            k = max([k] + [max(p.shape) for p in model.parameters() if p.is_floating_point() and p.dim()])
+    return k

@@ -8,11 +8,12 @@ output and shared by every dtype (:class:`Reference`).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
 from pytest_rocm.parity.result import Comparison
-from pytest_rocm.parity.tolerances import Tolerance
+from pytest_rocm.parity.tolerances import MODEL_FACTORS, Tolerance
 
 
 class Reference:
@@ -156,3 +157,125 @@ def _non_finite(g: torch.Tensor, ref: Reference, d: torch.Tensor, base: Comparis
         base.kind = "non-finite" if not bool(got_fin.all()) else "mismatch"
     base.extra["max_abs_finite"] = float(fin_d.max())
     return base
+
+
+def wrap_periodic(got: torch.Tensor, ref: Reference, period: float) -> torch.Tensor:
+    """``got`` moved by whole periods to the representative nearest the reference (an angle of
+    6.28 against 0.0, with period 2*pi, is an error of 0.003): for outputs that wrap around."""
+    g = got.detach().cpu().to(torch.float64)
+    diff = torch.remainder(g - ref.tensor + period / 2, period) - period / 2
+    return torch.where(torch.isfinite(g), ref.tensor + diff, g)
+
+
+class Yardstick:
+    """The model criterion's yardstick for one output: its normwise and max error against the reference."""
+
+    def __init__(self, value: torch.Tensor, ref: Reference) -> None:
+        d = torch.sub(value.detach().cpu().to(torch.float64), ref.tensor).abs_()
+        d = torch.where(torch.isfinite(d), d, 0.0)
+        self.max_abs = float(d.max()) if d.numel() else 0.0
+        self.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm) if d.numel() else 0.0
+
+
+def compare_model(
+    got: torch.Tensor,
+    ref: Reference,
+    yard: Yardstick,
+    tol: Tolerance,
+    base: Comparison,
+    *,
+    factors: tuple[float, float],
+    accumulation: float,
+    allow_vacuous: bool = False,
+) -> Comparison:
+    """``mode="model"``: ``normwise <= k_n * yardstick normwise + acc`` and no element beyond
+    ``k_e * yardstick max error + atol + acc * rms(ref)`` (acc = sqrt(K) * eps(accumulator))."""
+    k_norm, k_max = factors
+    bound_norm = k_norm * yard.normwise + accumulation
+    bound_elem = k_max * yard.max_abs + tol.atol + accumulation * ref.rms
+    base.rtol, base.atol, base.normwise_tol = 0.0, tol.atol, bound_norm
+    base.cpu_max_abs, base.cpu_factor = yard.max_abs, k_max
+    base.cpu_normwise, base.cpu_normwise_factor = yard.normwise, k_norm
+    base.extra["max_abs_bound"] = bound_elem
+    base.numel = ref.numel
+    g = got.detach().cpu()
+    d = torch.sub(g, ref.tensor).abs_()
+    if ref.finite is not None:
+        same = (g == ref.tensor) | (torch.isnan(g) & torch.isnan(ref.tensor))
+        d = torch.where(ref.finite, d, torch.where(same, 0.0, math.inf))
+    if ref.numel == 0:
+        base.max_abs = base.max_rel = base.normwise = 0.0
+        return _vacuous(base, allow_vacuous, "empty output")
+    max_abs, flat = d.reshape(-1).max(0)
+    base.max_abs = float(max_abs)
+    if not math.isfinite(base.max_abs):
+        return _non_finite(g, ref, d, base)
+    base.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm)
+    bad = d > bound_elem
+    base.n_bad = int(bad.sum())
+    base.worst = _worst(g, ref.tensor, int(flat))
+    base.max_rel = float(d.div_(ref.abs).nan_to_num_(nan=0.0, posinf=0.0).max())
+    if base.n_bad or base.normwise > bound_norm:
+        base.ok, base.kind = False, "mismatch"
+        if base.normwise > bound_norm:
+            base.detail = (
+                f"normwise error {base.normwise:.3g} > {k_norm:g}x the yardstick's {yard.normwise:.3g} "
+                f"+ {accumulation:.2g}"
+            )
+        return base
+    if ref.max_abs <= tol.atol:
+        return _vacuous(base, allow_vacuous, f"max |reference| = {ref.max_abs:.3g} <= atol = {tol.atol:.3g}")
+    base.ok, base.kind = True, None
+    return base
+
+
+class Judge:
+    """One dtype's comparison of an output against its reference, by the call's mode."""
+
+    def __init__(
+        self, mode: str, tol: Tolerance, allow_vacuous: bool, cpu_factor: float | None, accumulation: float
+    ) -> None:
+        self.mode, self.tol, self.allow_vacuous = mode, tol, allow_vacuous
+        self.cpu_factor, self.accumulation = cpu_factor, accumulation
+
+    def __call__(self, got: torch.Tensor, ref: Reference, base: Comparison, yard: Any) -> Comparison:
+        if got.is_floating_point() != ref.is_float or got.shape != ref.tensor.shape:
+            base.ok, base.kind = False, "structure"
+            base.detail = (
+                f"output {base.name}: got {tuple(got.shape)} {got.dtype}, "
+                f"reference {tuple(ref.tensor.shape)} {ref.tensor.dtype}"
+            )
+            return base
+        if not ref.is_float:  # integers: exact, against the same-dtype CPU run's where there is one
+            return compare_exact(got, yard if isinstance(yard, Reference) else ref, base)
+        if not isinstance(yard, Yardstick):
+            return compare_float(got, ref, self.tol, base, allow_vacuous=self.allow_vacuous)
+        if self.mode == "model":
+            factors = MODEL_FACTORS if self.cpu_factor is None else (self.cpu_factor, self.cpu_factor)
+            return compare_model(
+                got,
+                ref,
+                yard,
+                self.tol,
+                base,
+                factors=factors,
+                accumulation=self.accumulation,
+                allow_vacuous=self.allow_vacuous,
+            )
+        factor = 2.0 if self.cpu_factor is None else float(self.cpu_factor)
+        base.cpu_factor, base.cpu_max_abs = factor, yard.max_abs
+        floor = factor * yard.max_abs + self.tol.atol
+        return compare_float(got, ref, self.tol, base, floor=floor, allow_vacuous=self.allow_vacuous)
+
+
+def yardsticks(
+    ref_leaves: list[tuple[str, Reference | None]], cpu_leaves: list[tuple[str, torch.Tensor | None]]
+) -> dict[str, Any]:
+    """The same-dtype CPU run's (or yardstick's) error per float output; its integer outputs become the
+    reference. The two runs' paths must be the same (``runs.check_same_paths``)."""
+    out: dict[str, Any] = {}
+    for (path, ref), (_, cpu) in zip(ref_leaves, cpu_leaves, strict=False):
+        if ref is None or cpu is None:
+            continue
+        out[path] = Yardstick(cpu, ref) if ref.is_float else Reference(cpu)
+    return out

@@ -6,12 +6,14 @@ Torch-free, so the fixture and the report can handle results without importing t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 #: failure kinds, most severe first (a result's kind is the most severe of its comparisons); a
-#: parity record's ``kind`` in the report is one of these or null
-FailureKind = Literal["structure", "non-finite", "mismatch", "vacuous"]
+#: parity record's ``kind`` in the report is one of these or null. ``dtype``: a run did not compute
+#: in the dtype under test; ``nondeterministic``: two reference runs of the same input differ.
+FailureKind = Literal["structure", "dtype", "nondeterministic", "non-finite", "mismatch", "vacuous"]
 KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 
@@ -38,6 +40,9 @@ class Comparison:
     #: cpu-relative mode: the CPU same-dtype run's error and the factor it may be exceeded by
     cpu_max_abs: float | None = None
     cpu_factor: float | None = None
+    #: model mode: the yardstick's normwise error and the factor it may be exceeded by
+    cpu_normwise: float | None = None
+    cpu_normwise_factor: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
@@ -64,6 +69,9 @@ class Comparison:
         if self.cpu_max_abs is not None:
             rec["cpu_max_abs"] = self.cpu_max_abs
             rec["cpu_factor"] = self.cpu_factor
+        if self.cpu_normwise is not None:
+            rec["cpu_normwise"] = self.cpu_normwise
+            rec["cpu_normwise_factor"] = self.cpu_normwise_factor
         if self.detail:
             rec["detail"] = self.detail
         rec.update(self.extra)
@@ -182,7 +190,12 @@ def format_table(result: ParityResult) -> str:
     for c in result.comparisons:
         status = "ok" if c.ok and c.kind is None else (c.kind or "ok") + ("" if not c.ok else " (allowed)")
         tol = f"{_num(c.rtol)}/{_num(c.atol)}/{_num(c.normwise_tol)}"
-        if c.cpu_max_abs is not None:
+        if c.cpu_normwise is not None:
+            tol = (
+                f"normwise<={_num(c.normwise_tol)} ({_num(c.cpu_normwise_factor)}x {_num(c.cpu_normwise)}), "
+                f"|err|<={_num(c.extra.get('max_abs_bound'))} ({_num(c.cpu_factor)}x {_num(c.cpu_max_abs)})"
+            )
+        elif c.cpu_max_abs is not None:
             tol += f" or <={_num(c.cpu_factor)}x cpu {_num(c.cpu_max_abs)}"
         rows.append(
             (
@@ -212,4 +225,24 @@ def format_table(result: ParityResult) -> str:
 def failure_message(result: ParityResult) -> str:
     kinds = sorted({c.kind for c in result.failures if c.kind}, key=KINDS.index)
     head = f"parity {', '.join(kinds)}: {result.name} on {result.device} (mode {result.mode}, reference float64 on cpu)"
+    if result.mode == "model":
+        head += "; yardstick: the reference with every result rounded to the dtype"
     return head + "\n" + result.table()
+
+
+# -- who hears of a finished result -----------------------------------------------------------------
+#: Called with every result assert_parity finishes (passed, failed or unsupported). The pytest plugin
+#: listens while a test runs, so a direct ``assert_parity`` call is in the report like the fixture's.
+_LISTENERS: list[Callable[[ParityResult], None]] = []
+
+
+def add_listener(listener: Callable[[ParityResult], None]) -> Callable[[], None]:
+    """Hear of every finished result until the returned function is called."""
+    _LISTENERS.append(listener)
+    return lambda: _LISTENERS.remove(listener)
+
+
+def announce(result: ParityResult | None) -> None:
+    if result is not None:
+        for listener in tuple(_LISTENERS):
+            listener(result)

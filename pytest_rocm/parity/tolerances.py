@@ -74,6 +74,14 @@ ROUNDING_EPS = 4.0
 
 TOLERANCE_KEYS: tuple[str, ...] = ("rtol", "atol", "normwise")
 
+#: ``mode="model"``: how much worse than the yardstick (the reference computation with every op's
+#: result rounded to the dtype, probe.RoundTo) a run may be, as (normwise factor, max-element factor).
+#: Measured on the CPU (benchmarks/bench_parity_depth.py, docs/parity.md): the CPU's own fp16/bf16
+#: kernels are 0.94-1.08x the yardstick's normwise error and 0.77-1.37x its worst element, for BERT,
+#: GPT-2 and Llama of 1 to 32 layers; float32 is 1.3-3.4x (its kernels accumulate in float32, the
+#: yardstick exactly: the sqrt(K) * eps(accumulator) term of the bound pays for that).
+MODEL_FACTORS: tuple[float, float] = (2.0, 3.0)
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -103,6 +111,12 @@ def default_normwise(dtype: str, reduction_length: int = 1) -> float:
     dtype = canonical_dtype(dtype)
     k = max(1, int(reduction_length))
     return ROUNDING_EPS * EPS[dtype] + math.sqrt(k) * EPS[ACCUMULATOR[dtype]]
+
+
+def accumulation_slack(dtype: str, reduction_length: int = 1) -> float:
+    """``sqrt(K) * eps(accumulator)``: the rounding of summing K terms, relative to the sum's size."""
+    dtype = canonical_dtype(dtype)
+    return math.sqrt(max(1, int(reduction_length))) * EPS[ACCUMULATOR[dtype]]
 
 
 def default_tolerance(dtype: str, reduction_length: int = 1) -> Tolerance:
@@ -148,6 +162,17 @@ def check_per_dtype(tolerances: Mapping[Any, Mapping[str, Any]] | None) -> dict[
         name = canonical_dtype(dtype)
         out.setdefault(name, {}).update(check_overrides(spec, f"tolerances[{dtype!r}]: "))
     return out
+
+
+def check_periodic(periodic: float | Mapping[str, float] | None) -> dict[str, float]:
+    """``{output name: period}``; a single number applies to every output (key ``*``)."""
+    if periodic is None:
+        return {}
+    items = dict(periodic) if isinstance(periodic, Mapping) else {"*": periodic}
+    for key, value in items.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"periodic[{key!r}]={value!r} must be a finite period > 0")
+    return {str(key): float(value) for key, value in items.items()}
 
 
 def resolve(dtype: str, reduction_length: int, layers: Iterable[Mapping[str, float]]) -> Tolerance:

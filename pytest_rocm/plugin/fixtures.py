@@ -11,6 +11,8 @@ plugin's other markers).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -91,11 +93,7 @@ class Parity:
         self.dtype = dtype
 
     def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
-        from pytest_rocm.parity.check import (
-            DtypeUnsupported,
-            ParityError,
-            assert_parity,
-        )
+        from pytest_rocm.parity.check import DtypeUnsupported, assert_parity
 
         kw.setdefault("device", self.device)
         if self.dtype is not None:
@@ -105,23 +103,26 @@ class Parity:
             for dtype, extra in (kw.get("default_tolerances") or {}).items():
                 base.setdefault(dtype, {}).update(extra)
             kw["default_tolerances"] = base
-        try:
-            result = assert_parity(fn, *args, **kw)
-        except ParityError as exc:
-            self._record(exc.result)
-            raise
+        try:  # recorded on the test by parity_recorded, as a direct assert_parity call is
+            return assert_parity(fn, *args, **kw)
         except DtypeUnsupported as exc:
-            self._record(exc.result)
             pytest.skip(
                 f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
                 + "; ".join(exc.dtypes.values())
             )
-        self._record(result)
-        return result
 
-    def _record(self, result: Any) -> None:
-        records = result.records() if result is not None else []
-        self.request.node.user_properties.append((PARITY_PROPERTY, records))
+
+@contextmanager
+def parity_recorded(item: pytest.Item) -> Iterator[None]:
+    """While ``item`` runs, every finished assert_parity result (the fixture's or a direct call's,
+    passed, failed or unsupported) goes to its user properties, where the report reads it."""
+    from pytest_rocm.parity.result import add_listener  # torch-free
+
+    stop = add_listener(lambda result: item.user_properties.append((PARITY_PROPERTY, result.records())))
+    try:
+        yield
+    finally:
+        stop()
 
 
 @pytest.fixture

@@ -206,3 +206,30 @@ class TestOps:
         ]
     )
     result.assert_outcomes(errors=2)  # one per test the class marker reaches
+
+
+def test_a_direct_assert_parity_call_is_recorded_like_the_fixtures(pytester):
+    # a suite that calls pytest_rocm.assert_parity itself (not through the fixture) must not
+    # leave "parity": [] in the report
+    pytester.makepyfile(
+        test_it=HEADER
+        + """
+from pytest_rocm import assert_parity
+
+def test_direct():
+    assert_parity(identity, X, dtypes=("float32", "float16"), device="cpu", name="direct")
+
+def test_direct_failing():
+    assert_parity(off, X, dtypes=("float32",), device="cpu", reference_fn=identity, name="off")
+
+def test_none():
+    pass
+"""
+    )
+    reprec = pytester.inline_run(*FAST)
+    reprec.assertoutcome(passed=2, failed=1)
+    props = _parity_properties(reprec)
+    assert [[r["dtype"] for r in call] for call in props["test_direct"]] == [["float32", "float16"]]
+    assert props["test_direct"][0][0]["name"] == "direct"
+    assert [call[0]["ok"] for call in props["test_direct_failing"]] == [False]
+    assert props["test_none"] == []  # a listener of one test never hears another's calls
