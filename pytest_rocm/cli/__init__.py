@@ -45,11 +45,20 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage error is one line naming the argument and the value
+    (``rocm-compat diff: argument --floor: '-1': the floor must be at least 0 (see --help)``),
+    exit status 2, like every other bad input of rocm-compat."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_USAGE, f"{self.prog}: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def parse_command(name: str, rest: Sequence[str]) -> tuple[Any, argparse.Namespace]:
     """Import the command's module and parse its arguments (argparse exits 2 on bad ones)."""
     module_name, help_ = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"rocm-compat {name}", description=help_)
+    parser = OneLineParser(prog=f"rocm-compat {name}", description=help_)
     module.configure_parser(parser)
     if getattr(module, "PASSES_UNKNOWN_ARGS", False):
         # `rocm-compat run -k matmul -n 8`: what the command does not know goes to pytest
@@ -69,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         top.error(f"unknown command {name!r} (choose from {', '.join(COMMANDS)})")
-    module, args = parse_command(name, rest)
+    try:
+        module, args = parse_command(name, rest)
+    except SystemExit as exc:  # argparse printed its one-line usage error (or --help): a status, not an exit
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return int(module.run(args))
     except KeyboardInterrupt:

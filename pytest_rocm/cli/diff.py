@@ -7,6 +7,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_float
 from pytest_rocm.report.diff import (
     DEFAULT_FLOOR,
     compare,
@@ -14,40 +15,55 @@ from pytest_rocm.report.diff import (
     verdict,
 )
 from pytest_rocm.report.load import ReportError, load_report
+from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
 
 
+def at_least_one(text: str) -> float:
+    """``--max-slowdown``: a finite number >= 1 (below 1 every unchanged row would be slower)."""
+    value = positive_float("the slowdown")(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the slowdown must be at least 1 (1.25: 25 % slower)")
+    return value
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("base", metavar="BASE", help="report of the environment in use today")
-    parser.add_argument("candidate", metavar="CANDIDATE", help="report of the environment to adopt")
+    parser.add_argument("base", metavar="BASE", type=path_text, help="report of the environment in use today")
+    parser.add_argument("candidate", metavar="CANDIDATE", type=path_text, help="report of the environment to adopt")
     parser.add_argument(
         "--factor",
-        type=float,
+        type=positive_float("the factor"),
         default=10.0,
         help="a parity error counts as grown above this multiple of BASE's (default 10)",
     )
     parser.add_argument(
         "--floor",
-        type=float,
+        type=non_negative_float("the floor"),
         default=DEFAULT_FLOOR,
         help=f"BASE errors below this count as this (default {DEFAULT_FLOOR:g}), so exact results do not make noise",
     )
     parser.add_argument("--fail-on-new-skips", action="store_true", help="exit 1 on new skips too")
     parser.add_argument("--fail-on-grown-errors", action="store_true", help="exit 1 on grown parity errors too")
+    parser.add_argument(
+        "--max-slowdown",
+        type=at_least_one,
+        default=DEFAULT_MAX_SLOWDOWN,
+        metavar="X",
+        help=f"a measured row (results[*].perf) counts as slower above X times BASE's time (default"
+        f" {DEFAULT_MAX_SLOWDOWN:g}); a change within the recorded spread is 'noisy', not a slowdown",
+    )
+    parser.add_argument("--fail-on-slowdown", action="store_true", help="exit 1 on slowdowns too (the speed gate)")
     parser.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.factor > 0:
-        print(f"rocm-compat diff: --factor must be positive, got {args.factor:g}", file=sys.stderr)
-        return 2
     try:
         base, candidate = load_report(args.base), load_report(args.candidate)
     except ReportError as exc:
         print(f"rocm-compat diff: {exc}", file=sys.stderr)
         return 2
-    diff = compare(base, candidate, args.factor, args.floor)
-    status = verdict(diff, args.fail_on_new_skips, args.fail_on_grown_errors)
+    diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown)
+    status = verdict(diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown)
     if args.json:
         print(
             json.dumps(
@@ -56,6 +72,6 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(render_text(diff, base["label"], candidate["label"], args.factor))
+        sys.stdout.write(render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown))
         print("verdict: " + ("FAIL" if status else "ok"))
     return status

@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.doctor.checks import diagnose
 from pytest_rocm.doctor.render import (
     errors_table,
@@ -21,7 +22,10 @@ from pytest_rocm.env.model import Environment, EnvironmentFileError
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.add_argument(
-        "--env", metavar="FILE", help="diagnose a recorded environment (rocm-compat env --json) instead of this machine"
+        "--env",
+        metavar="FILE",
+        type=path_text,
+        help="diagnose a recorded environment (rocm-compat env --json) instead of this machine",
     )
     parser.add_argument(
         "--errors-table",

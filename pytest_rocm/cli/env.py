@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 from pytest_rocm.env.render import format_summary
 
@@ -23,9 +24,13 @@ EXIT_USAGE = 2
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the environment as JSON")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the environment JSON to FILE")
+    parser.add_argument("-o", "--output", metavar="FILE", type=path_text, help="write the environment JSON to FILE")
     parser.add_argument(
-        "--env", metavar="FILE", dest="env_file", help="summarise a recorded environment instead of detecting"
+        "--env",
+        metavar="FILE",
+        dest="env_file",
+        type=path_text,
+        help="summarise a recorded environment instead of detecting",
     )
 
 
@@ -56,9 +61,12 @@ def run(args: argparse.Namespace) -> int:
         extras = probe_extras(seam, env)
     text = env.to_json()
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as out:
-                out.write(text + "\n")
+        from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
+
+        try:  # atomically, and only over a regular file: never into a FIFO (a hang) or a device
+            write_text_atomic(args.output, text + "\n")
+        except UnsafeTarget as exc:
+            return _fail(f"cannot write {exc}")
         except OSError as exc:
             return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
     if args.json:

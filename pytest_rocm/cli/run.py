@@ -10,25 +10,52 @@ error. Arguments it does not know go to pytest (``-k matmul``, ``-n 8``, ``--tim
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 
 from pytest_rocm._resources import bundled_suites
+from pytest_rocm.cli.argtypes import label_text, path_text
 from pytest_rocm.env.model import Environment, has_accelerator
-from pytest_rocm.report.files import sidecar_path
+from pytest_rocm.report.files import busy, remove_if_regular, sidecar_path
 from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.records import ReportDocument, default_label, slug
 from pytest_rocm.suite_command import suite_command
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)
+#: seconds pytest gets to write its report after a forwarded signal, before it is terminated
+GRACE_S = 60.0
 
 
 def detect() -> Environment:
     from pytest_rocm.env.detect import detect_environment
 
     return detect_environment()
+
+
+def install_advice(env: Environment) -> str:
+    """The torch install line for this machine, from the doctor's knowledge (the CPU index, a
+    CUDA index, or the ROCm index that carries the AMD GPU's gfx)."""
+    from pytest_rocm.doctor.facts import install_line
+    from pytest_rocm.doctor.render import probe_extras
+    from pytest_rocm.env.seam import Seam, SysrootError
+
+    try:
+        extras = probe_extras(Seam(), env)
+    except SysrootError:
+        from pytest_rocm.doctor.model import Extras
+
+        extras = Extras()
+    return install_line(env, extras)
+
+
+def no_torch_line(env: Environment) -> str:
+    """One line instead of a run whose every test file fails to import torch (and an empty report)."""
+    what = env.torch_error or "torch is not installed"
+    return f"rocm-compat run: {what}; the build for this machine: {install_advice(env)}"
 
 
 def no_accelerator_banner(env: Environment) -> str:
@@ -43,7 +70,7 @@ def no_accelerator_banner(env: Environment) -> str:
             bar,
             f"!! NO ACCELERATOR: {why}{seen}.",
             "!! Running the suites on the CPU as a REFERENCE BASELINE (--rocm-device=cpu):",
-            "!! these results say nothing about a GPU. `rocm-compat doctor` explains why none was found;",
+            "!! these results say nothing about a GPU. `rocm-compat doctor` says what this machine has;",
             "!! `rocm-compat run --require-gpu` makes this an error.",
             bar,
         ]
@@ -63,13 +90,50 @@ def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
     return written
 
 
+def run_pytest(command: list[str]) -> int:
+    """Run pytest and wait; SIGTERM or SIGINT sent to this command (a cancelled CI job, Ctrl-C)
+    is passed on as SIGINT, pytest's own "stop and report what finished", so its report is
+    written and the table follows. A second signal, or pytest still running ``GRACE_S`` later,
+    ends it (SIGTERM, then SIGKILL): its sidecar still holds every finished result.
+
+    pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
+    would cut its report short); the status is the signal's (128 + N) when one came."""
+    child = subprocess.Popen(command, start_new_session=True)
+    received: list[int] = []
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT if len(received) == 1 else signal.SIGKILL)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            try:
+                status = child.wait(timeout=GRACE_S if received else None)
+                break
+            except subprocess.TimeoutExpired:
+                child.kill()  # past the grace period: the sidecar keeps what finished
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
+        print(f"rocm-compat run: {signal.Signals(received[0]).name} passed on to pytest", file=sys.stderr)
+        return 128 + received[0]
+    return status
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--require-gpu", action="store_true", help="no accelerator is an error (exit 2), not a CPU baseline"
     )
-    parser.add_argument("--label", help="the report's column label (default: backend, torch, rocm, gfx)")
-    parser.add_argument("--reports-dir", default="reports", metavar="DIR", help="where to write (default: reports)")
-    parser.add_argument("--suites", metavar="DIR", help="suites folder (default: the bundled suites)")
+    parser.add_argument(
+        "--label", type=label_text, help="the report's column label (default: backend, torch, rocm, gfx)"
+    )
+    parser.add_argument(
+        "--reports-dir", default="reports", metavar="DIR", type=path_text, help="where to write (default: reports)"
+    )
+    parser.add_argument("--suites", metavar="DIR", type=path_text, help="suites folder (default: the bundled suites)")
     parser.epilog = "Other arguments go to pytest, e.g. `rocm-compat run -k matmul -n 8` (or after --)."
     parser.allow_abbrev = False  # a pytest option must never be taken for an abbreviation of ours
 
@@ -94,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat run: {suites}: no suites folder there", file=sys.stderr)
         return 2
     env = detect()
+    if env.torch is None:  # the bundled suites all need torch: a run would be import errors only
+        print(no_torch_line(env), file=sys.stderr)
+        return 2
     on_cpu = not has_accelerator(env)
     if on_cpu and args.require_gpu:
         why = env.torch_error or f"backend {env.backend}, {len(env.devices)} device(s)"
@@ -113,9 +180,13 @@ def run(args: argparse.Namespace) -> int:
     device = "cpu" if on_cpu else None
     command = suite_command(root, report_path, label, device=device, user_args=user_args, targets=targets)
     print("rocm-compat run: " + " ".join(command[2:]), flush=True)
+    other_run = busy(report_path)
+    if other_run:
+        print(f"rocm-compat run: {other_run}: wait for it, or give this run another --label", file=sys.stderr)
+        return 2
     for stale in (report_path, sidecar_path(report_path)):  # an earlier run's must not pass for this one's
-        stale.unlink(missing_ok=True)
-    status = subprocess.call(command)
+        remove_if_regular(stale)
+    status = run_pytest(command)
     source = report_path if report_path.exists() else sidecar_path(report_path)
     try:
         document = load_report(source)
@@ -131,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  table:  {table}")
     print(f"  merge with others: rocm-compat table {reports_dir}/*.json -o table.html")
     if status in MEASURED:
+        return status
+    if status > 128:  # a signal came: the table of what finished is written, the status says why
         return status
     print(f"rocm-compat run: pytest exited {status} (interrupted or a usage error)", file=sys.stderr)
     return 2

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.report.formats import FORMATS, render
 from pytest_rocm.report.load import ReportError, load_reports
 from pytest_rocm.report.table import build_table, write_output
@@ -17,6 +18,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "reports",
         nargs="+",
         metavar="REPORT",
+        type=path_text,
         help="report JSON files (or the .partial.jsonl sidecar of an interrupted run)",
     )
     parser.add_argument(
@@ -25,7 +27,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="output format (default: from -o's suffix, else md)",
     )
-    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("-o", "--output", metavar="FILE", type=path_text, help="write here instead of stdout")
 
 
 def _format_of(args: argparse.Namespace) -> str:

@@ -18,7 +18,9 @@ SCHEMA = "pytest-rocm/environment/1"
 Backend = Literal["rocm", "cuda", "cpu"]
 BACKENDS: tuple[Backend, ...] = ("rocm", "cuda", "cpu")
 
-#: Variables that change what a ROCm/CUDA run does; recorded in every environment.
+#: Variables that change what a ROCm/CUDA run does; recorded in every environment (None: unset).
+#: The per-node ``HSA_OVERRIDE_GFX_VERSION_<node>`` of each KFD GPU node is recorded too, under its
+#: own name, when it is set (docs/detect.md).
 VARIABLES: tuple[str, ...] = (
     "HSA_OVERRIDE_GFX_VERSION",
     "HIP_VISIBLE_DEVICES",
@@ -27,11 +29,27 @@ VARIABLES: tuple[str, ...] = (
     "PYTORCH_TUNABLEOP_ENABLED",
     "MIOPEN_USER_DB_PATH",
     "HIP_FORCE_DEV_KERNARG",
+    # flash / memory-efficient SDPA through AOTriton on RDNA3/3.5/4 ("no available kernel" without it)
+    "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL",
+    "TORCH_BLAS_PREFER_HIPBLASLT",
+    "PYTORCH_TUNABLEOP_ROTATING_BUFFER_SIZE",
+    # not a PyTorch variable: recorded so that the doctor can say it does nothing
+    "PYTORCH_TUNABLE_BACKEND",
+    # WSL with ROCm 7.x: the runtime looks for /dev/dxg only when this is set
+    "HSA_ENABLE_DXG_DETECTION",
+    "NCCL_P2P_DISABLE",
+    "HSA_FORCE_FINE_GRAIN_PCIE",
+    "PYTORCH_HIP_ALLOC_CONF",
+    "PYTORCH_CUDA_ALLOC_CONF",
 )
 
 #: Distributions whose versions are read from metadata (never imported).
 LIBRARIES: tuple[str, ...] = (
+    # the Triton torch uses: PyPI ``triton``, else ROCm's ``pytorch-triton-rocm`` (one entry, as
+    # the suites see it); the two distributions are also recorded by name, to see both installed
     "triton",
+    "pytorch-triton-rocm",
+    "triton-pypi",
     "flash_attn",
     "bitsandbytes",
     "transformers",
@@ -78,6 +96,9 @@ class SystemGpu:
     device_id: int | None = None
     unique_id: int | None = None
     name: str | None = None
+    #: GTT (system memory the GPU can map) in bytes, from DRM ``mem_info_gtt_total``: on an APU the
+    #: real pool, next to a BIOS carve-out in ``vram``
+    gtt: int | None = None
 
 
 @dataclass
@@ -135,6 +156,7 @@ class Environment:
         backend = data.get("backend", "cpu")
         if backend not in BACKENDS:
             raise EnvironmentFileError(f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
+        check_values(data, source)
         devices = [
             _build(Device, d, f"{source}: devices[{i}]")
             for i, d in enumerate(_list(data.get("devices"), f"{source}: devices"))
@@ -158,25 +180,37 @@ class Environment:
     @classmethod
     def load(cls, path: str | Path) -> Environment:
         """Read a recorded environment (``--rocm-env``); one clear EnvironmentFileError on any fault."""
-        path = Path(path)
+        from pytest_rocm.env.textfile import UserFileError, read_json
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise EnvironmentFileError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise EnvironmentFileError(f"{path}: cannot read ({exc.strerror})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise EnvironmentFileError(
-                f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-            ) from None
-        return cls.from_dict(data, source=str(path))
+            data = read_json(path, "recorded environment")
+        except UserFileError as exc:
+            raise EnvironmentFileError(str(exc)) from None
+        return cls.from_dict(data, source=str(Path(path)))
 
     # -- convenience ----------------------------------------------------------------------
     @property
     def has_device(self) -> bool:
         return bool(self.devices)
+
+
+def check_values(data: dict[str, Any], source: str) -> None:
+    """The values, beyond their types: ranges, gfx names, PEP 440 versions (the JSON Schema
+    ``data/schemas/environment-1.json``) and unique device indexes and KFD nodes."""
+    from pytest_rocm.env.schemas import duplicates, first_problem  # imports jsonschema: only here
+
+    problem = first_problem("environment", data)
+    if problem:
+        raise EnvironmentFileError(f"{source}: {problem}")
+    for where, items, key in (
+        ("devices", data.get("devices") or [], "index"),
+        ("system.gpus", (data.get("system") or {}).get("gpus") or [], "node"),
+    ):
+        twice = duplicates(item.get(key) for item in items)
+        if twice is not None:
+            raise EnvironmentFileError(
+                f"{source}: {where}: two entries have {key} {twice!r} (each {key} must be unique)"
+            )
 
 
 def _list(value: Any, where: str) -> list[Any]:

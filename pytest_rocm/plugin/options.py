@@ -10,6 +10,8 @@ knows which of the three to fix. Resolution imports no torch and detects nothing
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env import arch
+from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, parse_device_tokens
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,23 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "shape profile of the suites: ci (smallest shapes that trigger each condition) or full (shapes "
         "of real model configs); default ci when the device under test is the CPU, full on a GPU",
         metavar="ci|full",
+    ),
+    OptionSpec(
+        "rocm_short_markers",
+        "--rocm-short-markers",
+        "PYTEST_ROCM_SHORT_MARKERS",
+        "auto: the short marker names (gpu, requires, tolerance...) alias the canonical rocm_* ones "
+        "except where the project registers a marker of that name; off: canonical names only",
+        metavar="auto|off",
+    ),
+    OptionSpec(
+        "rocm_device_ids",
+        "--rocm-device-ids",
+        "PYTEST_ROCM_DEVICE_IDS",
+        "device tokens in parametrize ids ([cpu-float32], [cuda:0-float32]) that become 'device' in the "
+        "report's row names, so CPU and GPU columns share rows; comma separated, off keeps ids as they are "
+        "(default cpu,cuda,hip,mps,xpu)",
+        metavar="TOKENS",
     ),
 )
 
@@ -150,6 +170,10 @@ class Settings:
     #: "ci" or "full" when given; None: decided from the device under test (plugin/scale.py)
     scale: str | None = None
     scale_source: str = ""
+    #: whether the short marker names alias the canonical ones (where the project does not own them)
+    short_markers: bool = True
+    #: device tokens normalised in the report's row names (report.features)
+    device_ids: tuple[str, ...] = DEFAULT_DEVICE_TOKENS
 
     @property
     def forced_cpu(self) -> bool:
@@ -171,9 +195,10 @@ def parse_device(text: str) -> str | int:
         return "cpu"
     if value == "cuda":
         return 0
-    if value.startswith("cuda:") and value[5:].isdigit():
+    # ASCII digits only: str.isdigit() and int() take '٣' (Arabic-Indic three) for 3
+    if value.startswith("cuda:") and re.fullmatch(r"[0-9]{1,4}", value[5:], re.ASCII):
         return int(value[5:])
-    raise ValueError("expected cpu, cuda or cuda:N (N a device index)")
+    raise ValueError("expected cpu, cuda or cuda:N (N a device index in ASCII digits, 0-9999)")
 
 
 #: the shape profiles of ``--rocm-scale``
@@ -185,6 +210,34 @@ def parse_scale(text: str) -> str:
     value = str(text).strip().lower()
     if value not in SCALES:
         raise ValueError(f"expected {' or '.join(SCALES)}")
+    return value
+
+
+def parse_short_markers(text: str) -> bool:
+    """``auto`` -> True (aliases where free), ``off`` -> False; ValueError otherwise."""
+    value = str(text).strip().lower()
+    if value not in ("auto", "off"):
+        raise ValueError("expected auto or off")
+    return value == "auto"
+
+
+def parse_path(text: Any) -> str:
+    """A file path as given (``--rocm-report``): not empty, no NUL; ValueError otherwise."""
+    value = str(text)
+    if not value.strip():
+        raise ValueError("expected a file path, got an empty value")
+    if "\x00" in value:
+        raise ValueError("a path cannot contain a NUL character")
+    return value
+
+
+def parse_label(text: Any) -> str:
+    """A report label: not empty, no control characters (a newline would break the table)."""
+    value = str(text)
+    if not value.strip():
+        raise ValueError("expected a non-empty label")
+    if any(unicodedata.category(c).startswith("C") for c in value):
+        raise ValueError("a label cannot contain control characters (newlines, tabs...)")
     return value
 
 
@@ -205,6 +258,10 @@ def _spec(dest: str) -> OptionSpec:
 
 def resolve(config: pytest.Config) -> Settings:
     """Resolve and validate every option; ``pytest.UsageError`` (one line, naming the source)."""
+    from pytest_rocm.plugin.numbers import check_ascii_numbers, check_timeout
+
+    check_ascii_numbers(config)
+    check_timeout(config)  # pytest-timeout's, when it is loaded
     values: dict[str, Any] = {}
 
     def checked(dest: str, parse: Any) -> tuple[Any, str]:
@@ -219,12 +276,16 @@ def resolve(config: pytest.Config) -> Settings:
     gfx, values["gfx_source"] = checked("rocm_gfx", parse_gfx)
     values["gfx"] = gfx or ()
     values["device"], values["device_source"] = checked("rocm_device", parse_device)
-    values["env_file"], values["env_source"] = checked("rocm_env", lambda v: Path(str(v)).expanduser())
+    values["env_file"], values["env_source"] = checked("rocm_env", lambda v: Path(parse_path(v)).expanduser())
     require, values["require_gpu_source"] = checked("rocm_require_gpu", parse_bool)
     values["require_gpu"] = bool(require)
-    values["report"] = raw_value(config, _spec("rocm_report")).value
-    values["label"] = raw_value(config, _spec("rocm_label")).value
+    values["report"], _ = checked("rocm_report", parse_path)
+    values["label"], _ = checked("rocm_label", parse_label)
     values["scale"], values["scale_source"] = checked("rocm_scale", parse_scale)
+    short, _ = checked("rocm_short_markers", parse_short_markers)
+    values["short_markers"] = short is not False
+    device_ids, _ = checked("rocm_device_ids", parse_device_tokens)
+    values["device_ids"] = DEFAULT_DEVICE_TOKENS if device_ids is None else device_ids
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(
@@ -242,6 +303,8 @@ def publish(config: pytest.Config, settings: Settings) -> None:
     config.option.rocm_require_gpu = settings.require_gpu
     config.option.rocm_gfx = ",".join(settings.gfx) or None
     config.option.rocm_env = str(settings.env_file) if settings.env_file else None
+    config.option.rocm_short_markers = "auto" if settings.short_markers else "off"
+    config.option.rocm_device_ids = ",".join(settings.device_ids) or "off"
     if settings.device is None:
         config.option.rocm_device = None
     else:

@@ -2,17 +2,21 @@
 
 Compares two reports feature by feature: regressions (passed in BASE, not passed in CANDIDATE,
 including a feature CANDIDATE lacks: a run that lost results must not pass the gate), fixes,
-new skips, and parity errors that grew by more than a factor. Exit 0 when nothing regressed,
-1 on a regression (or on new skips / grown errors when asked), 2 on bad input.
+new skips, parity errors that grew by more than a factor, and measured rows that ran more than
+``max_slowdown`` times slower (``report.perf.slowdown_of``: a change within the recorded spread is
+"noisy", never a slowdown). Exit 0 when nothing regressed, 1 on a regression (or on new skips /
+grown errors / slowdowns when asked), 2 on bad input.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 from pytest_rocm.report.load import metric
 from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord
 
 PASSING: tuple[Outcome, ...] = ("passed", "xpassed")
@@ -27,6 +31,8 @@ class Change:
     base: Outcome | None
     candidate: Outcome | None
     reason: str | None = None
+    #: the test to run again (the candidate's, else the base's): ``pytest 'NODEID'``
+    nodeid: str | None = None
 
 
 @dataclass
@@ -46,17 +52,50 @@ class Diff:
     new_skips: list[Change] = field(default_factory=list)
     grown_errors: list[Growth] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
+    #: measured rows slower than max_slowdown beyond the noise, and those within it
+    slowdowns: list[Slowdown] = field(default_factory=list)
+    noisy: list[Slowdown] = field(default_factory=list)
 
 
-def index(report: ReportDocument) -> dict[str, ResultRecord]:
-    """Records by feature; tests that share a feature name are each told apart by node id (all of
-    them, not "all but the first": under xdist the order of results changes from run to run)."""
-    counts = Counter(record["feature"] for record in report["results"])
-    by_feature: dict[str, ResultRecord] = {}
-    for record in report["results"]:
-        key = record["feature"]
-        by_feature[key if counts[key] == 1 else f"{key} ({record['nodeid']})"] = record
-    return by_feature
+def pairs(
+    base: ReportDocument, candidate: ReportDocument
+) -> tuple[list[tuple[str, ResultRecord, ResultRecord | None]], list[tuple[str, ResultRecord]]]:
+    """([(key, base record, candidate record or None)], [(key, candidate record only)]).
+
+    A feature that names one test in each report is matched by feature (node ids may differ: a
+    device token normalised, a module renamed). A feature that several tests share, in either
+    report, is matched by node id: a new same-named test in another module must not make the old
+    one "missing". The key is the feature, with the node id where the feature is shared.
+    """
+    old_count = Counter(r["feature"] for r in base["results"])
+    new_count = Counter(r["feature"] for r in candidate["results"])
+    new_by_feature = {r["feature"]: r for r in candidate["results"]}
+    new_by_nodeid = {r["nodeid"]: r for r in candidate["results"]}
+    matched: set[int] = set()
+    out: list[tuple[str, ResultRecord, ResultRecord | None]] = []
+    for before in base["results"]:
+        feature = before["feature"]
+        if old_count[feature] == 1 and new_count[feature] <= 1:
+            after: ResultRecord | None = new_by_feature.get(feature)
+            key = feature
+        else:
+            after = new_by_nodeid.get(before["nodeid"])
+            after = after if after is not None and after["feature"] == feature and id(after) not in matched else None
+            key = f"{feature} ({before['nodeid']})"
+        if after is not None:
+            matched.add(id(after))
+        out.append((key, before, after))
+    added = [
+        (
+            r["feature"]
+            if new_count[r["feature"]] == 1 and old_count[r["feature"]] == 0
+            else f"{r['feature']} ({r['nodeid']})",
+            r,
+        )
+        for r in candidate["results"]
+        if id(r) not in matched
+    ]
+    return out, added
 
 
 def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
@@ -65,20 +104,39 @@ def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
         value = metric(entry) if isinstance(entry, dict) else None
         if value is not None:
             key = (str(entry.get("dtype", "?")), entry.get("name"))
-            out[key] = max(out.get(key, value), value)
+            out[key] = _worse(out.get(key, value), value)
     return out
 
 
+def _worse(a: float, b: float) -> float:
+    """The larger error, NaN counting as the worst (``max`` would keep whichever came first)."""
+    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
+def grew(before: float, after: float, factor: float, floor: float) -> bool:
+    """Whether an error grew past ``factor`` times BASE's (floored): a non-finite error where
+    BASE's was finite always has (NaN compares false with everything, so ``>`` alone lets it
+    through); one that was already non-finite has nowhere to grow."""
+    if not math.isfinite(before):
+        return False
+    if not math.isfinite(after):
+        return True
+    return after > factor * max(before, floor)
+
+
 def compare(
-    base: ReportDocument, candidate: ReportDocument, factor: float = 10.0, floor: float = DEFAULT_FLOOR
+    base: ReportDocument,
+    candidate: ReportDocument,
+    factor: float = 10.0,
+    floor: float = DEFAULT_FLOOR,
+    max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
 ) -> Diff:
-    old, new = index(base), index(candidate)
-    diff = Diff(added=sorted(set(new) - set(old)))
-    for feature, before in old.items():
-        after = new.get(feature)
+    paired, added = pairs(base, candidate)
+    diff = Diff(added=sorted(key for key, _ in added))
+    for feature, before, after in paired:
         outcome = after["outcome"] if after else None
         reason = after.get("reason") if after else "missing from the candidate report"
-        change = Change(feature, before["outcome"], outcome, reason)
+        change = Change(feature, before["outcome"], outcome, reason, (after or before)["nodeid"])
         if before["outcome"] in PASSING and outcome not in PASSING:
             diff.regressions.append(change)
         elif before["outcome"] not in PASSING and outcome in PASSING:
@@ -87,28 +145,35 @@ def compare(
             diff.new_skips.append(change)
         if after is None:
             continue
+        slow = slowdown_of(feature, before.get("perf"), after.get("perf"), max_slowdown)
+        if slow is not None:
+            (diff.noisy if slow.noisy else diff.slowdowns).append(slow)
         before_errors = _errors(before)
         for key, value in _errors(after).items():
             if key in before_errors:
                 reference = max(before_errors[key], floor)
-                if value > factor * reference:  # inf (a new overflow) counts; nan never compares
-                    diff.grown_errors.append(
-                        Growth(feature, key[0], key[1], before_errors[key], value, value / reference)
-                    )
-    for feature in diff.added:
-        if new[feature]["outcome"] in SKIPPING:
-            diff.new_skips.append(Change(feature, None, new[feature]["outcome"], new[feature].get("reason")))
+                if grew(before_errors[key], value, factor, floor):
+                    ratio = value / reference if math.isfinite(value) else math.inf
+                    diff.grown_errors.append(Growth(feature, key[0], key[1], before_errors[key], value, ratio))
+    for feature, record in added:
+        if record["outcome"] in SKIPPING:
+            diff.new_skips.append(Change(feature, None, record["outcome"], record.get("reason"), record["nodeid"]))
     return diff
 
 
-def render_text(diff: Diff, base_label: str, candidate_label: str, factor: float) -> str:
+def render_text(
+    diff: Diff, base_label: str, candidate_label: str, factor: float, max_slowdown: float | None = None
+) -> str:
     lines = [f"BASE      {base_label}", f"CANDIDATE {candidate_label}", ""]
 
     def section(title: str, items: list[Change]) -> None:
         lines.append(f"{title}: {len(items)}")
         for c in items:
-            why = f"  -- {c.reason}" if c.reason and c.candidate not in PASSING else ""
+            first = c.reason.strip().splitlines()[0] if c.reason and c.reason.strip() else ""
+            why = f"  -- {first}" if first and c.candidate not in PASSING else ""  # one line: the node id follows
             lines.append(f"  {c.feature}: {c.base or 'absent'} -> {c.candidate or 'missing'}{why}")
+            if c.nodeid and c.nodeid not in c.feature:  # to run exactly that test again
+                lines.append(f"    {c.nodeid}")
 
     section("regressions", diff.regressions)
     section("fixes", diff.fixes)
@@ -116,17 +181,35 @@ def render_text(diff: Diff, base_label: str, candidate_label: str, factor: float
     lines.append(f"parity errors grown more than {factor:g}x: {len(diff.grown_errors)}")
     for g in diff.grown_errors:
         name = f" {g.name}" if g.name else ""
-        lines.append(f"  {g.feature} {g.dtype}{name}: {g.base:.2e} -> {g.candidate:.2e} ({g.factor:.0f}x)")
+        grown = f"{g.factor:.0f}x" if math.isfinite(g.candidate) else "not finite"
+        lines.append(f"  {g.feature} {g.dtype}{name}: {g.base:.2e} -> {g.candidate:.2e} ({grown})")
+    if diff.slowdowns or diff.noisy or max_slowdown is not None:
+        limit = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
+        lines.append(f"slowdowns{limit}: {len(diff.slowdowns)}")
+        for s in diff.slowdowns:
+            lines.append(f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})")
+        if diff.noisy:
+            lines.append(f"noisy (slower, but within the recorded spread): {len(diff.noisy)}")
+            for s in diff.noisy:
+                lines.append(f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})")
     if diff.added:
         lines.append(f"new features in the candidate: {len(diff.added)}")
     return "\n".join(lines) + "\n"
 
 
-def verdict(diff: Diff, fail_on_new_skips: bool = False, fail_on_grown_errors: bool = False) -> int:
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def verdict(
+    diff: Diff, fail_on_new_skips: bool = False, fail_on_grown_errors: bool = False, fail_on_slowdown: bool = False
+) -> int:
     if diff.regressions:
         return 1
     if fail_on_new_skips and diff.new_skips:
         return 1
     if fail_on_grown_errors and diff.grown_errors:
+        return 1
+    if fail_on_slowdown and diff.slowdowns:
         return 1
     return 0

@@ -1,18 +1,39 @@
 """The report's files: the JSON-lines sidecar written as tests finish, and the final JSON.
 
-Durability: each finished test is appended to the *sidecar* (flushed and fsynced), so a run
-killed with SIGKILL keeps every finished result; the final report is written atomically.
+Durability: each finished test is appended to the *sidecar* and flushed, one ``write`` to the
+kernel per record, so a run killed with SIGKILL (or the OOM killer) keeps every finished result:
+data the kernel holds survives the process. It is not fsynced per record (that only adds safety
+against power loss and made a 5,000-test run take ~3x as long, benchmarks/bench_report_overhead.py);
+the sidecar is fsynced once when the run closes it, and the final report is written atomically.
+
+Safety (nothing the user had is destroyed):
+- a report path that exists must be a regular file: a FIFO, a device node (``/dev/null`` as
+  root), a socket or a directory is refused, never replaced or deleted;
+- temporary files get unique names (``tempfile`` in the target's folder, then ``os.replace``),
+  so no file of the user's (``FILE.tmp``, ``FILE.probe``) is overwritten or deleted;
+- one run at a time per report path: the sidecar is locked (``flock``) for the whole run, and
+  a second run on the same path is refused with one line naming the first one's pid, so two
+  runs never interleave one sidecar or claim one report.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_rocm.env.textfile import kind_of
 from pytest_rocm.report.records import SIDECAR_SCHEMA, ReportDocument, ResultRecord
+
+
+class UnsafeTarget(OSError):
+    """A path that must not be written (not a regular file, or another run's); one line."""
 
 
 def sidecar_path(report_path: str | Path) -> Path:
@@ -20,52 +41,182 @@ def sidecar_path(report_path: str | Path) -> Path:
     return path.with_name(path.name + ".partial.jsonl")
 
 
-class Sidecar:
-    """Append-only JSON lines: a header, then one record per finished test, each made durable."""
+def not_regular(path: Path) -> str | None:
+    """Why ``path`` must not be written over: ``is a FIFO (named pipe)``...; None when it is a
+    regular file (through symlinks) or does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None if not path.is_symlink() else "is a dangling symlink"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else f"is {kind_of(mode)}, not a regular file"
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+
+def _real_target(path: Path) -> Path:
+    """Where a write to ``path`` lands: a symlink to a regular file is followed, so the link stays."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text_atomic(path: str | Path, text: str, make_folders: bool = False) -> None:
+    """Write ``text`` to ``path`` atomically: a reader sees the old file or the new one, never
+    half of it. ``path`` must be a regular file or not exist (UnsafeTarget otherwise); the
+    temporary file has a unique name in the same folder and is removed if anything fails.
+    ``make_folders``: create missing parent folders (else a missing folder is an OSError)."""
+    target = Path(path)
+    problem = not_regular(target)
+    if problem:
+        raise UnsafeTarget(f"{target}: {problem}: refusing to replace it")
+    target = _real_target(target)
+    if make_folders:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = _new_file_mode()
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: Path, document: ReportDocument) -> None:
+    """The final report, atomically (``write_text_atomic``)."""
+    write_text_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n", make_folders=True)
+
+
+def remove_if_regular(path: Path) -> None:
+    """Delete an earlier run's report so it cannot pass for this run's; anything but a regular
+    file (a FIFO, a device) is left alone."""
+    if path.is_file() and not path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the report and its sidecar cannot be written there (checked before any test runs)."""
+    for target in (path, sidecar_path(path)):
+        problem = not_regular(target)
+        if problem:
+            return f"{target} {problem}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)  # our own uniquely named file, nobody else's
+    except FileExistsError as exc:  # mkdir met a file where a folder must be
+        return f"{exc.filename} is a file, not a folder"
+    except NotADirectoryError:
+        return f"{path.parent} is not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _holder(path: Path) -> str:
+    """The pid in a locked sidecar's header, for the message."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            pid = json.loads(stream.readline() or "{}").get("pid")
+    except (OSError, ValueError, AttributeError):
+        pid = None
+    return f"pid {pid}" if isinstance(pid, int) else "pid unknown"
+
+
+def busy(report_path: Path) -> str | None:
+    """``another run (pid 123) is writing ...`` when a live run holds this report's sidecar."""
+    path = sidecar_path(report_path)
+    if not path.is_file():
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return f"another run ({_holder(path)}) is writing {report_path}"
+    finally:
+        os.close(fd)
+    return None
+
+
+class Sidecar:
+    """Append-only JSON lines: a header, then one record per finished test, each handed to the
+    kernel (flushed) as it is written, so it survives the process being killed.
+
+    ``Sidecar(path)`` claims the file: it is opened without truncation and locked, so a second
+    run on the same report refuses (UnsafeTarget naming the first run's pid) instead of writing
+    into it; ``start(header)`` then empties it and writes this run's header."""
+
+    def __init__(self, path: Path, header: dict[str, Any] | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: TextIO | None = open(path, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
-        self._write({"schema": SIDECAR_SCHEMA, **header})
+        self._file: TextIO | None = self._claim(path)
+        if header is not None:
+            self.start(header)
+
+    @staticmethod
+    def _claim(path: Path) -> TextIO:
+        problem = not_regular(path)
+        if problem:
+            raise UnsafeTarget(f"{path} {problem}")
+        for _ in range(5):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise UnsafeTarget(
+                    f"another run ({_holder(path)}) is writing this report: wait for it,"
+                    " or give this run another --rocm-report"
+                ) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:  # not a file the previous holder unlinked as we opened it
+                os.set_blocking(fd, True)
+                return os.fdopen(fd, "w", encoding="utf-8")
+            os.close(fd)
+        raise UnsafeTarget(f"{path}: replaced repeatedly while being claimed")
+
+    def start(self, header: dict[str, Any]) -> None:
+        assert self._file is not None
+        self._file.seek(0)
+        self._file.truncate()
+        self._write({"schema": SIDECAR_SCHEMA, "pid": os.getpid(), **header})
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         assert self._file is not None
         self._file.write(json.dumps(obj, allow_nan=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._file.flush()  # in the kernel now: survives SIGKILL; fsync (power loss) waits for close
 
     def append(self, record: ResultRecord) -> None:
         self._write(record)
 
     def close(self, remove: bool = False) -> None:
+        """Release the claim; ``remove``: delete the sidecar first (while still holding the lock,
+        so the file removed is this run's)."""
         if self._file is not None:
+            if remove:
+                self.path.unlink(missing_ok=True)
+            else:
+                with contextlib.suppress(OSError):
+                    self._file.flush()
+                    os.fsync(self._file.fileno())
             self._file.close()
             self._file = None
-        if remove:
-            self.path.unlink(missing_ok=True)
-
-
-def unwritable(path: Path) -> str | None:
-    """Why the report and its sidecar cannot be written there (checked before any test runs)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe = path.with_name(path.name + ".probe")
-        with open(probe, "w", encoding="utf-8"):
-            pass
-        probe.unlink()
-    except FileExistsError as exc:  # mkdir met a file where a folder must be
-        return f"{exc.filename} is a file, not a folder"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if path.is_dir():
-        return "is a directory"
-    return None
-
-
-def write_json(path: Path, document: ReportDocument) -> None:
-    """Write atomically (temporary file, then rename) so a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -4,13 +4,13 @@ sidecar of an interrupted run, validated, with one-line errors naming the file a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_rocm.env.schemas import first_problem
+from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
 from pytest_rocm.report.files import sidecar_path
-from pytest_rocm.report.outcomes import OUTCOMES
 from pytest_rocm.report.records import SCHEMA, SIDECAR_SCHEMA, ReportDocument, assemble, suite_of, summarize
 
 
@@ -20,34 +20,25 @@ class ReportError(ValueError):
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return read_text(path, "report")
+    except UserFileError as exc:
         hint = sidecar_path(path)
-        extra = f" (an interrupted run left {hint}: pass that instead)" if hint.exists() else ""
-        raise ReportError(f"{path}: no such file{extra}") from None
-    except IsADirectoryError:
-        raise ReportError(f"{path}: is a directory, not a report") from None
-    except UnicodeDecodeError:
-        raise ReportError(f"{path}: not a JSON report (binary content)") from None
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
+        if str(exc).endswith("no such file") and hint.is_file():
+            raise ReportError(f"{exc} (an interrupted run left {hint}: pass that instead)") from None
+        raise ReportError(str(exc)) from None
 
 
 def _parse(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if not text.strip():
-            raise ReportError(f"{where}: empty file, not a JSON report") from None
-        body = text.strip()
-        cut_off = body[:1] in "{[" and body[-1:] not in "}]"  # a write that stopped part-way
-        if exc.pos >= len(text.rstrip()) or cut_off:
-            raise ReportError(f"{where}: truncated JSON (ends early at line {exc.lineno})") from None
-        raise ReportError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        return parse_json(text, where, "JSON report")
+    except UserFileError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def validate(data: Any, where: str) -> ReportDocument:
-    """Check the shape table and diff rely on; raise ReportError naming ``where`` and the field.
+    """Check the report against its schema (``data/schemas/report-1.json``: types and values,
+    the embedded environment's too) and that no node id appears twice; raise ReportError naming
+    ``where`` and the field.
 
     What a ``ReportDocument`` requires and the file may lack is filled in: a record's ``suite``
     (from its node id), ``reason`` and ``parity``; the report's ``environment`` and ``summary``.
@@ -57,26 +48,19 @@ def validate(data: Any, where: str) -> ReportDocument:
     if "schema" not in data:
         raise ReportError(f'{where}: not a pytest-rocm report (no "schema" field)')
     if data["schema"] != SCHEMA:
-        raise ReportError(f"{where}: schema is {data['schema']!r}, expected {SCHEMA!r}")
-    if not isinstance(data.get("label"), str) or not data["label"]:
-        raise ReportError(f'{where}: "label" must be a non-empty string')
-    if not isinstance(data.get("environment", {}), dict):
-        raise ReportError(f'{where}: "environment" must be an object')
-    results = data.get("results")
-    if not isinstance(results, list):
-        raise ReportError(f'{where}: "results" must be a list')
+        raise ReportError(f"{where}: schema is {data['schema']!r:.60}, expected {SCHEMA!r}")
+    problem = first_problem("report", data)
+    if problem:
+        raise ReportError(f"{where}: {problem}")
+    results = data["results"]
+    first_at: dict[str, int] = {}
     for i, record in enumerate(results):
-        if not isinstance(record, dict):
-            raise ReportError(f"{where}: results[{i}] must be an object")
-        for key in ("nodeid", "feature", "outcome"):
-            if not isinstance(record.get(key), str):
-                raise ReportError(f"{where}: results[{i}] has no {key!r} string")
-        if record["outcome"] not in OUTCOMES:
+        if record["nodeid"] in first_at:
             raise ReportError(
-                f"{where}: results[{i}] outcome {record['outcome']!r} is not one of {', '.join(OUTCOMES)}"
+                f"{where}: results[{i}] nodeid {record['nodeid']!r} is also results[{first_at[record['nodeid']]}]"
+                " (one result per test)"
             )
-        if not isinstance(record.get("parity", []), list):
-            raise ReportError(f'{where}: results[{i}] "parity" must be a list')
+        first_at[record["nodeid"]] = i
         record.setdefault("suite", suite_of(record["nodeid"]))
         record.setdefault("reason", None)
         record.setdefault("parity", [])
@@ -100,7 +84,8 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     for number, line in enumerate(complete[1:], start=2):
         if line.strip():
             results.append(_parse(line, f"{where}: line {number}"))
-    extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created")}
+    # the header's run bookkeeping (pid) is not a report field
+    extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
     document = assemble(header.get("label", ""), header.get("environment", {}), results, header.get("created"), **extra)
     document["interrupted"] = True
     document["dropped_partial_line"] = bool(tail.strip())

@@ -25,6 +25,7 @@ Outcome = Literal[
     "not-installed",
     "crashed",
     "timeout",
+    "not-run",  # collected, never run: the run stopped first (worker-restart limit, Ctrl-C, -x)
 ]
 #: the same, as a tuple in this order (the order of a report's ``summary``)
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
@@ -34,6 +35,7 @@ NOT_INSTALLED_PREFIX = "not installed: "
 #: user_properties keys through which tests hand data to the report
 PARITY_PROPERTY = "rocm_parity"  # value: list of parity record dicts (docs/design.md, report/1)
 INFO_PROPERTY = "rocm_info"  # value: dict of facts (library version, backend that ran...)
+PERF_PROPERTY = "rocm_perf"  # value: one perf record dict (pytest_rocm.perf.stats, docs/perf.md)
 
 
 def not_installed_reason(dist: str, detail: str = "") -> str:

@@ -105,7 +105,7 @@ def test_bad_sysroot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: py
 
 def test_unwritable_output(mi210_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _bad(capsys, "-o", str(tmp_path / "no" / "such" / "dir.json")).startswith("rocm-compat env: cannot write ")
-    assert _bad(capsys, "-o", str(tmp_path)).endswith("Is a directory")
+    assert _bad(capsys, "-o", str(tmp_path)).endswith("is a directory, not a regular file: refusing to replace it")
 
 
 def test_bad_recorded_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

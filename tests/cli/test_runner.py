@@ -111,10 +111,35 @@ def test_require_gpu_without_one_is_an_error(
     suites: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(runner, "detect", lambda: Environment(torch="2.13.0+cpu"))
-    monkeypatch.setattr(runner.subprocess, "call", lambda *a, **k: pytest.fail("must not run pytest"))
+    monkeypatch.setattr(runner, "run_pytest", lambda *a, **k: pytest.fail("must not run pytest"))
     assert cli.main(["run", "--suites", str(suites), "--require-gpu"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("rocm-compat run: no accelerator found") and "--require-gpu" in err and "\n" not in err
+
+
+def test_without_torch_one_line_with_the_install_line_for_this_machine(tmp_path: Path) -> None:
+    """Issue 20: without torch every bundled test file failed to import it (15 tracebacks) and an
+    empty report was written. Now: one line, the CPU index for a machine with no GPU, exit 2, and
+    nothing written. torch is hidden from a real `rocm-compat run` process (sys.modules['torch'] =
+    None makes `import torch` raise ModuleNotFoundError, as on a machine without it)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "root").mkdir()  # an empty sysroot: no /dev/kfd, no PCI GPU, no NVIDIA driver
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from pytest_rocm import cli\n"
+        "sys.exit(cli.main(['run', '--reports-dir', 'reports']))\n"
+    )
+    env = {**__import__("os").environ, "PYTEST_ROCM_SYSROOT": str(tmp_path / "root")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "rocm-compat run: torch is not installed; the build for this machine: "
+        "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    ]
+    assert not (tmp_path / "reports").exists()
 
 
 class FakePytest:
@@ -143,7 +168,7 @@ def test_on_a_gpu_machine_it_runs_on_the_gpu(
 ) -> None:
     monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
     fake = FakePytest()
-    monkeypatch.setattr(runner.subprocess, "call", fake)
+    monkeypatch.setattr(runner, "run_pytest", fake)
     assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--require-gpu"]) == 0
     _out, err = capsys.readouterr()
     assert "NO ACCELERATOR" not in err and "--rocm-device=cpu" not in fake.command
@@ -155,7 +180,7 @@ def test_a_killed_run_still_gives_its_partial_report(
     suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
-    monkeypatch.setattr(runner.subprocess, "call", FakePytest(killed=True))
+    monkeypatch.setattr(runner, "run_pytest", FakePytest(killed=True))
     assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
     out, err = capsys.readouterr()
     assert "gate.json.partial.jsonl  (interrupted run: partial)" in out and "pytest exited -9" in err
@@ -168,7 +193,7 @@ def test_a_stale_report_from_an_earlier_run_is_not_taken_for_this_one(
     monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
     stale = tmp_path / "r" / "gate.json"
     write_json(stale, assemble("gate", {}, [{"nodeid": "x.py::test_old", "feature": "old", "outcome": "passed"}]))
-    monkeypatch.setattr(runner.subprocess, "call", FakePytest(killed=True))
+    monkeypatch.setattr(runner, "run_pytest", FakePytest(killed=True))
     assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
     assert "gate.json.partial.jsonl  (interrupted run: partial)" in capsys.readouterr().out
     assert not stale.exists() and "| old |" not in (tmp_path / "r" / "gate.md").read_text()

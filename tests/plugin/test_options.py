@@ -109,7 +109,7 @@ CORRUPT = "{not json"
         (
             ["--rocm-env=wrong_type.json"],
             {},
-            "--rocm-env: wrong_type.json: devices[0]: field 'total_memory' is 'lots', expected int | None",
+            "--rocm-env: wrong_type.json: devices[0].total_memory is 'lots', expected integer or null",
         ),
         ([], {"PYTEST_ROCM_ENV": "missing.json"}, "PYTEST_ROCM_ENV: missing.json: no such file"),
         (

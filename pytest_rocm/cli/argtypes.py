@@ -1,0 +1,83 @@
+"""argparse ``type=`` functions for numbers that must be numbers: ASCII digits only (``int('٣')``
+is 3 in Python), finite (``float('nan')`` compares false with everything, so a NaN bound lets
+everything through), and within a range. A bad value is argparse's one-line usage error
+(``rocm-compat diff: error: argument --floor: -1 is not ≥ 0``), exit status 2.
+
+Every rocm-compat command takes its numeric options through these (``vet`` included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import unicodedata
+from collections.abc import Callable
+
+_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def parse_float(text: str) -> float:
+    """A finite decimal number in ASCII (``1e-6``, ``0.5``); ValueError naming the text otherwise."""
+    if not _FLOAT_RE.fullmatch(text):
+        raise ValueError(f"{text!r} is not a number (ASCII digits, e.g. 0.5 or 1e-6)")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def parse_int(text: str) -> int:
+    """A whole number in ASCII digits; ValueError naming the text otherwise."""
+    if not _INT_RE.fullmatch(text):
+        raise ValueError(f"{text!r} is not a whole number (ASCII digits)")
+    return int(text)
+
+
+def _bounded(parse: Callable[[str], float], low: float, inclusive: bool, what: str) -> Callable[[str], float]:
+    def convert(text: str) -> float:
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value < low or (value == low and not inclusive):
+            bound = f"at least {low:g}" if inclusive else f"greater than {low:g}"
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} must be {bound}")
+        return value
+
+    return convert
+
+
+def non_negative_float(what: str = "the value") -> Callable[[str], float]:
+    """``type=`` for a finite float ≥ 0 (``--floor``)."""
+    return _bounded(parse_float, 0.0, True, what)
+
+
+def positive_float(what: str = "the value") -> Callable[[str], float]:
+    """``type=`` for a finite float > 0 (``--factor``, ``--timeout``, ``--suite-timeout``)."""
+    return _bounded(parse_float, 0.0, False, what)
+
+
+def non_negative_int(what: str = "the value") -> Callable[[str], int]:
+    """``type=`` for a whole number ≥ 0 (``--show``)."""
+    convert = _bounded(parse_int, 0, True, what)
+    return lambda text: int(convert(text))
+
+
+def path_text(text: str) -> str:
+    """``type=`` for a path: not empty (``''`` would silently mean the current folder), no NUL."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no file")
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: a path cannot contain a NUL character")
+    return text
+
+
+def label_text(text: str) -> str:
+    """``type=`` for a report label: not empty, no control characters (a newline breaks tables)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty label names nothing")
+    if any(unicodedata.category(c).startswith("C") for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a label cannot contain control characters")
+    return text

@@ -1,0 +1,170 @@
+"""The JSON Schemas of the documents pytest-rocm reads (``data/schemas/*.json``, published in
+docs/design.md) and one validator for them, with one-line errors.
+
+Why here: the environment loader (this layer) and the report loader (``report``, one layer up)
+both validate, and the report schema refers to the environment one. jsonschema is imported only
+when a document is validated, so ``matrix`` (stdlib and packaging only, imported by noxfile.py
+from nox's interpreter) can still import ``env.model``.
+
+Formats the schemas use, checked here with the project's own parsers: ``pep440``
+(``packaging.version.Version``), ``arch`` and ``gfx`` (``env.arch``), ``gfx-target-version``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from pytest_rocm._resources import load_json
+from pytest_rocm.env import arch
+
+#: schema name -> file in data/schemas
+SCHEMA_FILES: dict[str, str] = {
+    "environment": "schemas/environment-1.json",
+    "report": "schemas/report-1.json",
+}
+
+_NVIDIA_RE = re.compile(r"^(sm|compute)_[0-9]+[a-z]?$")
+
+#: what each format means, for messages
+FORMAT_TEXT: dict[str, str] = {
+    "pep440": "a PEP 440 version (2.6.0+rocm6.2.4)",
+    "arch": "an architecture name (gfx1100, gfx90a:xnack-, sm_90)",
+    "gfx": "a gfx name (gfx1100, gfx90a)",
+    "gfx-target-version": "a KFD gfx_target_version (110000 for gfx1100)",
+}
+
+
+def is_pep440(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def is_arch(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    # not ASCII (gfx١١00), or padded: not a name the runtime prints
+    return value.isascii() and value == value.strip() and (arch.is_gfx(value) or bool(_NVIDIA_RE.match(value)))
+
+
+def is_gfx(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    return value.isascii() and value == value.strip().lower() and ":" not in value and arch.is_gfx(value)
+
+
+def is_target_version(value: Any) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return True
+    try:
+        return arch.is_gfx(arch.gfx_from_target_version(value))
+    except ValueError:
+        return False
+
+
+_FORMATS = {"pep440": is_pep440, "arch": is_arch, "gfx": is_gfx, "gfx-target-version": is_target_version}
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The parsed schema (``environment`` or ``report``)."""
+    document: dict[str, Any] = load_json(SCHEMA_FILES[name])
+    return document
+
+
+@cache
+def _validator(name: str) -> Any:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    resources = [(schema(n)["$id"], Resource.from_contents(schema(n))) for n in SCHEMA_FILES]
+    checker = jsonschema.FormatChecker(formats=())
+    for format_name, test in _FORMATS.items():
+        checker.checks(format_name)(test)
+    cls = jsonschema.validators.validator_for(schema(name))
+    return cls(schema(name), registry=Registry().with_resources(resources), format_checker=checker)
+
+
+def location(path: Iterable[Any]) -> str:
+    """``["devices", 0, "index"]`` -> ``devices[0].index``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe(error: Any) -> str:
+    """One line for a jsonschema ValidationError: where, the value, what was expected."""
+    where = location(error.absolute_path) or "document"
+    value, rule, expected = error.instance, error.validator, error.validator_value
+    if rule == "required":
+        missing = next((k for k in expected if isinstance(value, dict) and k not in value), "?")
+        return f"{where}: field {missing!r} is missing"
+    if rule == "type":
+        kinds = expected if isinstance(expected, list) else [expected]
+        return f"{where} is {_shown(value)}, expected {' or '.join(kinds)}"
+    if rule in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        bound = {"minimum": "at least", "maximum": "at most"}.get(rule, "beyond")
+        return f"{where} is {_shown(value)}, expected {bound} {expected}"
+    if rule == "format":
+        return f"{where} is {_shown(value)}, not {FORMAT_TEXT.get(expected, expected)}"
+    if rule in ("enum", "const"):
+        options = expected if rule == "enum" else [expected]
+        return f"{where} is {_shown(value)}, expected one of {', '.join(repr(o) for o in options)}"
+    if rule == "pattern":
+        wanted = error.schema.get("description") or f"text matching {expected}"
+        return f"{where} is {_shown(value)}, expected {wanted}"
+    if rule in ("minLength", "maxItems", "maxLength", "minItems"):
+        return f"{where}: {error.message[:120]}".replace(repr(value), _shown(value))
+    message = " ".join(str(error.message).split())
+    return f"{where}: {_shown(value)} fails {rule} ({message[:100]})"
+
+
+def _expects(branch: Any) -> str:
+    """What one ``anyOf`` branch accepts, in words."""
+    if "format" in branch:
+        return str(FORMAT_TEXT.get(branch["format"], branch["format"]))
+    if "const" in branch:
+        return repr(branch["const"])
+    if "enum" in branch:
+        return " or ".join(repr(v) for v in branch["enum"])
+    kinds = branch.get("type", "something else")
+    return " or ".join(kinds) if isinstance(kinds, list) else str(kinds)
+
+
+def first_problem(name: str, document: Any) -> str | None:
+    """The first schema violation as one line, or None when ``document`` is valid."""
+    import jsonschema
+
+    errors = list(_validator(name).iter_errors(document))
+    if not errors:
+        return None
+    error = max(errors, key=jsonschema.exceptions.relevance)
+    if error.validator in ("anyOf", "oneOf"):
+        where = location(error.absolute_path) or "document"
+        options = ", ".join(_expects(b) for b in error.validator_value)
+        return f"{where} is {_shown(error.instance)}, expected one of: {options}"
+    return describe(error)
+
+
+def duplicates(values: Iterable[Any]) -> Any:
+    """The first value that appears twice, else None (indexes, node ids: JSON Schema cannot say)."""
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None

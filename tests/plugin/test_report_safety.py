@@ -1,0 +1,149 @@
+"""The report is never silently incomplete and never destroys a file (issue 19): the xdist
+worker-restart limit lists every test that did not run; two runs on one report path; what is at
+the path (a FIFO, a device-like node, helper files with guessable names) survives."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CPU_ENV = f"--rocm-env={ROOT / 'tests' / 'data' / 'envs' / 'cpu_only.json'}"
+
+
+def _subprocess_env() -> dict[str, str]:
+    # the package from this checkout, whatever an installed copy points at
+    return {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def test_the_worker_restart_limit_lists_every_test_that_did_not_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        **{
+            "suites/operators/test_limit": """
+        import os, pytest
+        @pytest.mark.parametrize("n", range(10))
+        def test_case(n):
+            if n in (2, 3):
+                os._exit(1)  # a worker dies; the second death reaches --max-worker-restart=1
+    """
+        }
+    )
+    monkeypatch.setenv("PYTHONPATH", _subprocess_env()["PYTHONPATH"])
+    result = pytester.runpytest_subprocess(
+        "suites", "-n", "1", "--max-worker-restart", "1", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV
+    )
+    assert result.ret != 0
+    document = json.loads((pytester.path / "r.json").read_text())
+    outcomes = {r["nodeid"].rsplit("[", 1)[1].rstrip("]"): r["outcome"] for r in document["results"]}
+    assert len(outcomes) == 10, outcomes  # every collected test: none silently missing
+    assert outcomes["2"] == outcomes["3"] == "crashed"
+    not_run = [n for n, outcome in outcomes.items() if outcome == "not-run"]
+    assert not_run and {outcomes[n] for n in outcomes if n not in not_run} <= {"passed", "crashed"}
+    assert document["interrupted"] is True
+    assert (
+        document["interrupted_reason"] == "not run: pytest-xdist stopped the run (maximum crashed workers reached: 1)"
+    )
+    assert document["summary"]["not-run"] == len(not_run) and document["summary"]["total"] == 10
+
+
+def test_collect_only_lists_no_test_as_not_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**{"suites/operators/test_c": "def test_a(): pass\n"})
+    pytester.runpytest("suites", "--collect-only", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV)
+    path = pytester.path / "r.json"
+    if path.exists():  # whether --collect-only writes at all is the report writer's choice
+        assert json.loads(path.read_text())["results"] == []
+
+
+def test_a_second_run_on_the_same_report_path_is_refused_naming_the_first(tmp_path: Path) -> None:
+    (tmp_path / "test_slow.py").write_text("import time\ndef test_slow():\n    time.sleep(30)\n", encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--rocm-report=r.json",
+        CPU_ENV,
+    ]
+    first = subprocess.Popen(
+        [*command, "test_slow.py"],
+        cwd=tmp_path,
+        env=_subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        sidecar = tmp_path / "r.json.partial.jsonl"
+        deadline = time.monotonic() + 60
+        while not (sidecar.exists() and sidecar.read_text().count("\n") >= 1):
+            assert time.monotonic() < deadline and first.poll() is None, "the first run never started"
+            time.sleep(0.1)
+        before = sidecar.read_bytes()
+        (tmp_path / "test_quick.py").write_text("def test_quick():\n    pass\n", encoding="utf-8")
+        second = subprocess.run(
+            [*command, "test_quick.py"], cwd=tmp_path, env=_subprocess_env(), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == pytest.ExitCode.USAGE_ERROR
+        errors = [line for line in second.stderr.splitlines() if line.startswith("ERROR")]
+        assert errors == [
+            f"ERROR: --rocm-report r.json: another run (pid {first.pid}) is writing this report: wait for it,"
+            " or give this run another --rocm-report"
+        ]
+        assert "Traceback" not in second.stderr + second.stdout
+        assert sidecar.read_bytes() == before  # the first run's results are untouched
+    finally:
+        first.kill()
+        first.wait()
+    # the first run was killed: its lock went with it, and a new run may take the path
+    again = subprocess.run(
+        [*command, "test_quick.py"], cwd=tmp_path, env=_subprocess_env(), capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_helper_files_with_guessable_names_are_left_alone(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="def test_a(): pass\n")
+    for name in ("r.json.tmp", "r.json.probe"):
+        (pytester.path / name).write_text("mine", encoding="utf-8")
+    pytester.runpytest("--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV).assert_outcomes(passed=1)
+    assert (pytester.path / "r.json.tmp").read_text() == "mine" and (
+        pytester.path / "r.json.probe"
+    ).read_text() == "mine"
+    assert json.loads((pytester.path / "r.json").read_text())["summary"]["passed"] == 1
+    leftovers = sorted(p.name for p in pytester.path.iterdir() if p.name.startswith((".r.json", "r.json.")))
+    assert leftovers == ["r.json.probe", "r.json.tmp"]  # no temporary file of ours is left
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "dangling-link"])
+def test_a_report_path_that_is_not_a_regular_file_is_refused_and_kept(pytester: pytest.Pytester, kind: str) -> None:
+    pytester.makepyfile(test_x="def test_a(): pass\n")
+    target = pytester.path / "r.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("mknod of a device node needs root")
+        os.mknod(target, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is, in a tmp folder
+    elif kind == "directory":
+        target.mkdir()
+    else:
+        target.symlink_to(pytester.path / "nowhere" / "r.json")
+    before = os.lstat(target)
+    result = pytester.runpytest("--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR")]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: --rocm-report r.json: cannot write (")
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
