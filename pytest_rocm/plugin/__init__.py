@@ -22,13 +22,15 @@ from pytest_rocm.env.model import Environment, EnvironmentFileError
 from pytest_rocm.plugin import header, hookspecs, options, xdist
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin import session as state
-from pytest_rocm.plugin.markcache import item_marks
+from pytest_rocm.plugin.markcache import item_marks, refresh
 from pytest_rocm.report.outcomes import distribution_version
 
 pytest_plugins = [
+    "pytest_rocm.plugin.aliases",
     "pytest_rocm.plugin.report",
     "pytest_rocm.plugin.fixtures",
     "pytest_rocm.plugin.scale",
+    "pytest_rocm.plugin.perf",
 ]
 
 #: workerinput keys through which the xdist controller hands the environment over
@@ -84,6 +86,7 @@ def _initial_state(config: pytest.Config, settings: options.Settings) -> state.R
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     markers.register(config)
+    config.pluginmanager.register(FixtureMarkers(), "rocm-fixture-markers")
     if getattr(config.option, "help", False):
         return
     settings = options.resolve(config)
@@ -148,7 +151,9 @@ def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
 
 @pytest.hookimpl(trylast=True)  # after other plugins have added their markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Validate every test's markers once; a bad one is a collection error naming the test."""
+    """Validate every test's markers once; a bad one is a collection error naming the test. Only
+    the plugin's own names are read: a short alias the project registered is the project's."""
+    refresh(config, state.get_state(config).settings.short_markers)  # sub-folders' conftests registered theirs
     bad: list[tuple[pytest.Item, markers.MarkerError]] = []
     needs_env = False
     for item in items:
@@ -175,12 +180,43 @@ def _version_lookup(config: pytest.Config) -> Any:
     return markers.library_lookup(recorded, distribution_version)
 
 
+#: how many markers the item had when they were last decided (a fixture may add more)
+_DECIDED_MARKS = pytest.StashKey[int]()
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own skipping: our xfail mark must be seen
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    _apply_markers(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    # imported here: pytest loads plugin.fixtures itself (pytest_plugins) after this module; an earlier import would spoil its assert rewriting
+    from pytest_rocm.plugin.fixtures import parity_recorded
+
+    with parity_recorded(item):
+        return (yield)
+
+
+class FixtureMarkers:
+    """Markers a fixture adds (``request.node.add_marker(pytest.mark.rocm_min_vram('lots'))``)
+    exist only once the fixtures ran: validated and decided then, at the end of setup, as the
+    others were at collection and before setup (a bad one is a setup error naming the test)."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+        result = yield
+        if item.stash.get(_DECIDED_MARKS, 0) != len(item.own_markers):
+            _apply_markers(item)
+        return result
+
+
+def _apply_markers(item: pytest.Item) -> None:
     try:
         parsed = item_marks(item)
     except markers.MarkerError as exc:  # a marker added after collection
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
+    item.stash[_DECIDED_MARKS] = len(item.own_markers)
     if not parsed:
         return
     needs_env = any(p.name in markers.ENV_NAMES for p in parsed)
@@ -193,6 +229,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         # strict None: left out, so pytest applies its xfail_strict ini as for its own xfail marker
         mark = pytest.mark.xfail(reason=reason) if strict is None else pytest.mark.xfail(reason=reason, strict=strict)
         item.add_marker(mark)
+        item.stash[_DECIDED_MARKS] = len(item.own_markers)
 
 
 # -- reporting ----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from pytest_rocm.plugin.selection import Selection, describe_pattern, device_fac
 from pytest_rocm.plugin.versions import library_lookup
 
 __all__ = [
+    "ALIASES",
     "ENV_NAMES",
     "NAMES",
     "SPECS",
@@ -34,10 +35,13 @@ __all__ = [
     "MarkerError",
     "MarkerSpec",
     "Parsed",
+    "active_names",
     "evaluate",
     "library_lookup",
+    "owned_names",
     "parse_mark",
     "register",
+    "register_aliases",
 ]
 
 
@@ -60,7 +64,13 @@ def _decide_gpu(args: tuple[Any, ...], ctx: Context) -> Decision:
     return _needs_gpus(1, "a GPU", ctx.sel)
 
 
-GPU = MarkerSpec("gpu", _parse_nothing, _decide_gpu, "run only where an accelerator (ROCm or CUDA device) is present.")
+GPU = MarkerSpec(
+    "rocm_gpu",
+    _parse_nothing,
+    _decide_gpu,
+    "run only where an accelerator (ROCm or CUDA device) is present.",
+    short="gpu",
+)
 
 
 def _parse_gpus(n: int) -> tuple[Any, ...]:
@@ -74,7 +84,7 @@ def _decide_gpus(args: tuple[Any, ...], ctx: Context) -> Decision:
     return _needs_gpus(n, f"{n} GPU{'s' if n > 1 else ''}", ctx.sel)
 
 
-GPUS = MarkerSpec("gpus", _parse_gpus, _decide_gpus, "run only where n accelerators are present.")
+GPUS = MarkerSpec("rocm_gpus", _parse_gpus, _decide_gpus, "run only where n accelerators are present.", short="gpus")
 
 
 def _decide_rocm(args: tuple[Any, ...], ctx: Context) -> Decision:
@@ -87,7 +97,9 @@ def _decide_rocm(args: tuple[Any, ...], ctx: Context) -> Decision:
     return RUN
 
 
-ROCM = MarkerSpec("rocm", _parse_nothing, _decide_rocm, "run only where the torch backend is ROCm (HIP).")
+ROCM = MarkerSpec(
+    "rocm_backend", _parse_nothing, _decide_rocm, "run only where the torch backend is ROCm (HIP).", short="rocm"
+)
 
 
 # -- gfx(*patterns), skip_gfx, xfail_gfx -----------------------------------------------------------
@@ -123,10 +135,11 @@ def _decide_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
 
 
 GFX = MarkerSpec(
-    "gfx",
+    "rocm_gfx",
     _parse_gfx,
     _decide_gfx,
     "run only where the device architecture matches one pattern: exact gfx1100, glob gfx11*, family rdna3.",
+    short="gfx",
 )
 
 
@@ -148,7 +161,11 @@ def _decide_skip_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
 
 
 SKIP_GFX = MarkerSpec(
-    "skip_gfx", _parse_skip_gfx, _decide_skip_gfx, "skip where the device architecture matches (known broken)."
+    "rocm_skip_gfx",
+    _parse_skip_gfx,
+    _decide_skip_gfx,
+    "skip where the device architecture matches (known broken).",
+    short="skip_gfx",
 )
 
 
@@ -164,10 +181,11 @@ def _decide_xfail_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
 
 
 XFAIL_GFX = MarkerSpec(
-    "xfail_gfx",
+    "rocm_xfail_gfx",
     _parse_xfail_gfx,
     _decide_xfail_gfx,
     "expect failure where the device architecture matches; strict defaults to the xfail_strict ini.",
+    short="xfail_gfx",
 )
 
 
@@ -183,7 +201,12 @@ def _parse_feature(name: str) -> tuple[Any, ...]:
 
 
 FEATURE = MarkerSpec(
-    "feature", _parse_feature, _decide_nothing, "name the compatibility-table row of this test.", needs_env=False
+    "rocm_feature",
+    _parse_feature,
+    _decide_nothing,
+    "name the compatibility-table row of this test.",
+    needs_env=False,
+    short="feature",
 )
 
 
@@ -198,12 +221,13 @@ def _parse_tolerance(
 
 
 TOLERANCE = MarkerSpec(
-    "tolerance",
+    "rocm_tolerance",
     _parse_tolerance,
     _decide_nothing,
     "parity tolerance for one dtype (float32, float16, bfloat16) "
     "in this test; overrides the default table, arguments of parity(...) override it.",
     needs_env=False,
+    short="tolerance",
 )
 
 
@@ -227,25 +251,62 @@ SPECS: dict[str, MarkerSpec] = {
 }
 NAMES = frozenset(SPECS)
 ENV_NAMES = frozenset(n for n, s in SPECS.items() if s.needs_env)
+#: the first version's short names -> the canonical names they alias
+ALIASES: dict[str, str] = {s.short: s.name for s in SPECS.values() if s.short}
+#: how the plugin's own lines in the ``markers`` ini end, telling them from the project's
+PLUGIN_TAG = "(pytest-rocm)"
+#: the ini switch (and option) that turns the short aliases off
+SWITCH = "rocm_short_markers"
 
 
 def register(config: Any) -> None:
+    """The canonical names, each with its signature and help (``pytest --markers``)."""
     for spec in SPECS.values():
-        config.addinivalue_line("markers", f"{spec.signature}: {spec.help} (pytest-rocm)")
+        config.addinivalue_line("markers", f"{spec.signature}: {spec.help} {PLUGIN_TAG}")
+
+
+def register_aliases(config: Any, shorts: Iterable[str]) -> None:
+    for short in shorts:
+        spec = SPECS[ALIASES[short]]
+        line = f"{spec.signature_as(short)}: short alias of {spec.name}; off where the project registers"
+        config.addinivalue_line("markers", f"{line} its own {short} marker, or with {SWITCH} = off {PLUGIN_TAG}")
+
+
+def marker_name(line: str) -> str:
+    """The name a ``markers`` ini line registers (``gpu(n): ...`` -> ``gpu``), as pytest reads it."""
+    return line.split(":")[0].split("(")[0].strip()
+
+
+def owned_names(lines: Iterable[str]) -> frozenset[str]:
+    """The marker names the project (its ini, a conftest, another plugin) registers itself."""
+    return frozenset(marker_name(line) for line in lines if not str(line).rstrip().endswith(PLUGIN_TAG))
+
+
+def active_names(short_markers: bool, owned: Iterable[str]) -> dict[str, str]:
+    """{name as written on a test: canonical name} of the markers the plugin acts on: every
+    canonical name, and each short alias that is switched on and not the project's own."""
+    names = {name: name for name in SPECS}
+    if short_markers:
+        taken = frozenset(owned)
+        names.update({short: name for short, name in ALIASES.items() if short not in taken})
+    return names
 
 
 def parse_mark(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Parsed:
-    """Validate one marker's arguments; MarkerError naming the marker and the bad value."""
-    spec = SPECS[name]
+    """Validate one marker's arguments (``name`` canonical or an alias, as written); MarkerError
+    naming the marker and the bad value. The result carries the canonical name."""
+    spec = SPECS[ALIASES.get(name, name)]
     text = f"{name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
+    # an alias a project uses with its own meaning but did not register: say how to step aside
+    hint = f" (if {name} is your project's own marker, register it or set {SWITCH} = off)" if name in ALIASES else ""
     try:
         inspect.signature(spec.parse).bind(*args, **kwargs)
     except TypeError as exc:
-        raise MarkerError(f"{text}: wrong arguments ({exc}); signature is {spec.signature}") from None
+        raise MarkerError(f"{text}: wrong arguments ({exc}); signature is {spec.signature_as(name)}{hint}") from None
     try:
-        return Parsed(name, spec.parse(*args, **kwargs), text)
+        return Parsed(spec.name, spec.parse(*args, **kwargs), text)
     except ValueError as exc:
-        raise MarkerError(f"{text}: {exc}") from None
+        raise MarkerError(f"{text}: {exc}{hint}") from None
 
 
 def evaluate(parsed: Iterable[Parsed], sel: Selection | None, version_of: VersionOf) -> Decision:

@@ -55,7 +55,9 @@ class Context:
 @dataclass(frozen=True)
 class MarkerSpec:
     """One marker: ``parse`` validates and normalises its arguments at collection (its signature is
-    the marker's), ``decide`` turns them into a :class:`Decision` (pure)."""
+    the marker's), ``decide`` turns them into a :class:`Decision` (pure). ``name`` is the canonical,
+    prefixed name (``rocm_gpu``); ``short`` the first version's name (``gpu``), an alias only where
+    the project under test does not own a marker of that name (:mod:`pytest_rocm.plugin.marks`)."""
 
     name: str
     parse: Callable[..., tuple[Any, ...]]
@@ -63,9 +65,15 @@ class MarkerSpec:
     help: str
     #: whether deciding it needs the environment (detection: torch)
     needs_env: bool = True
+    #: the short alias; None when the canonical name is the only one
+    short: str | None = None
 
     @property
     def signature(self) -> str:
+        return self.signature_as(self.name)
+
+    def signature_as(self, name: str) -> str:
+        """``rocm_gpus(n)``: the marker's call shape under ``name``, for --markers and messages."""
         parts = []
         for param in inspect.signature(self.parse).parameters.values():
             if param.kind is param.VAR_POSITIONAL:
@@ -74,4 +82,4 @@ class MarkerSpec:
                 parts.append(f"{param.name}={param.default!r}")
             else:
                 parts.append(param.name)
-        return f"{self.name}({', '.join(parts)})" if parts else self.name
+        return f"{name}({', '.join(parts)})" if parts else name

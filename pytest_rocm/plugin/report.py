@@ -15,9 +15,10 @@ import pytest
 
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import session as state
+from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
-from pytest_rocm.report import files
+from pytest_rocm.report import collection, files
 from pytest_rocm.report import records as report
 
 
@@ -46,16 +47,22 @@ def pytest_configure(config: pytest.Config) -> None:
     if not path:
         return
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
+    config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
     if not is_worker(config):
         report_path = Path(path)
         problem = files.unwritable(report_path)
         if problem:
             raise pytest.UsageError(f"--rocm-report {report_path}: cannot write ({problem})")
-        config.pluginmanager.register(ReportWriter(config, report_path), "rocm-report-writer")
+        writer = ReportWriter(config, report_path)
+        try:  # before any test runs: a second run on this report path is refused, not interleaved
+            writer.sidecar = files.Sidecar(files.sidecar_path(report_path))
+        except files.UnsafeTarget as exc:
+            raise pytest.UsageError(f"--rocm-report {report_path}: {exc}") from None
+        config.pluginmanager.register(writer, "rocm-report-writer")
 
 
 class FeatureTagger:
-    """Hands the ``feature`` marker's name, and a ``timeout`` marker's seconds, to the report
+    """Hands the ``rocm_feature`` marker's name, and a ``timeout`` marker's seconds, to the report
     through user_properties (works in xdist workers, whose reports carry them to the controller)."""
 
     @pytest.hookimpl(trylast=True)
@@ -98,6 +105,17 @@ class ReportWriter:
         self.environment: dict[str, Any] = {}
         self.scale: str | None = None
         self.timeout = _timeout_seconds(config)
+        #: node ids collected (in-process or by the xdist workers), to list those never run
+        self.collected: dict[str, None] = {}
+        #: attempts that pytest-rerunfailures ran again, per test still to finish
+        self.reruns: dict[str, int] = {}
+        #: the node ids of collection errors already recorded (xdist sends one from each worker)
+        self.collection_errors: set[str] = set()
+        self.device_tokens = state.get_state(config).settings.device_ids
+        #: whether an earlier run's report at the path was removed (at this run's first result)
+        self.claimed = False
+        #: why the earlier report was kept (the terminal summary says it), else ""
+        self.kept = ""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -111,10 +129,19 @@ class ReportWriter:
 
         header["scale"] = self.scale = get_scale(self.config)
         self.device = device
-        # A report left by an earlier run would outlive this one if it is killed, and be read
-        # (by a person, `rocm-compat run`, table or diff) as this run's: only the sidecar may speak.
-        self.path.unlink(missing_ok=True)
-        self.sidecar = files.Sidecar(files.sidecar_path(self.path), header)
+        # A report left by an earlier run is removed at this run's first result (_claim): from then
+        # on only the sidecar may speak. A run that records nothing (--collect-only, stopped before
+        # any test) leaves it as it was: never replaced by less.
+        if self.sidecar is None:
+            self.sidecar = files.Sidecar(files.sidecar_path(self.path))
+        self.sidecar.start(header)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected.update(dict.fromkeys(item.nodeid for item in session.items))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.collected.update(dict.fromkeys(ids))
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
@@ -122,16 +149,38 @@ class ReportWriter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.pending.setdefault(report.nodeid, []).append(report)
         if report.when in ("teardown", "???"):
+            if report.when == "teardown" and any(p.outcome == "rerun" for p in self.pending[report.nodeid]):
+                # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
+                del self.pending[report.nodeid]
+                self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
+                return
             self._finish(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A module that failed to import (``hipErrorNoBinaryForGpu``, a CUDA-only extension) is a
+        row, outcome ``error``: absent, the table would say "works everywhere"."""
+        if not report.failed or report.nodeid in self.collection_errors:
+            return
+        self.collection_errors.add(report.nodeid)
+        self._record(collection.collection_record(report, self.device_tokens))
+
+    def _claim(self) -> None:
+        if not self.claimed:
+            self.claimed = True
+            files.remove_if_regular(self.path)
+
+    def _record(self, record: report.ResultRecord) -> None:
+        self._claim()
+        self.results.append(record)
+        if self.sidecar is not None:
+            self.sidecar.append(record)
 
     def _finish(self, nodeid: str) -> None:
         phases = self.pending.pop(nodeid)
         start = self.started.pop(nodeid, None)
         elapsed = time.monotonic() - start if start is not None else None
-        record = report.build_record(nodeid, phases, elapsed, self.timeout)
-        self.results.append(record)
-        if self.sidecar is not None:
-            self.sidecar.append(record)
+        attempts = self.reruns.pop(nodeid, 0) + 1
+        self._record(report.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -140,15 +189,65 @@ class ReportWriter:
         extra: dict[str, Any] = {"device": self.device, "scale": self.scale}
         if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail:
             extra["interrupted"] = True  # Ctrl-C, -x, --maxfail: the table marks the column partial
+        never_run = self._never_run()
+        if never_run:
+            why = _why_stopped(session, exitstatus)
+            self.results.extend(report.not_run_record(nodeid, why) for nodeid in never_run)
+            extra["interrupted"] = True
+            extra["interrupted_reason"] = why
+        if self._keeps_earlier_report():
+            return
         document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
         files.write_json(self.path, document)
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
 
+    def _keeps_earlier_report(self) -> bool:
+        """Nothing recorded (--collect-only, a run stopped before it collected anything) and a
+        report is there: it stays, never replaced by less. A run that recorded anything (a
+        collection error, tests it never ran) writes its report, marked interrupted."""
+        if self.results or self.claimed or not self.path.is_file():
+            return False
+        if self.sidecar is not None:
+            self.sidecar.close(remove=True)
+        self.kept = f"nothing recorded: kept the earlier report {self.path}"
+        return True
+
+    def _never_run(self) -> list[str]:
+        """Collected tests with no result (a worker-restart limit, Ctrl-C, -x); none under
+        --collect-only, where no test was meant to run."""
+        if self.config.getoption("collectonly", False):
+            return []
+        done = {record["nodeid"] for record in self.results}
+        return [nodeid for nodeid in self.collected if nodeid not in done]
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.kept:
+            terminalreporter.write_line(f"rocm report ({self.label}): {self.kept}")
+            return
         summary = report.summarize(self.results)
         counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
         terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
+        flags = [r["accelerator"] for r in self.results if "accelerator" in r]
+        if self.device and self.device != "cpu" and flags:
+            line = f"rocm report: {sum(flags)} of {len(flags)} tests used the GPU ({self.device})"
+            if not any(flags):
+                line += ": warning: none did, the suite chose its own device (CPU?); the column is not a GPU result"
+            terminalreporter.write_line(line, yellow=not any(flags))
+
+
+def _why_stopped(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> str:
+    """Why collected tests got no result, for the report's ``interrupted_reason``."""
+    dsession = session.config.pluginmanager.getplugin("dsession")  # pytest-xdist's controller
+    summary = getattr(dsession, "_summary_report", None)  # "maximum crashed workers reached: 4"
+    if summary:
+        return f"not run: pytest-xdist stopped the run ({summary})"
+    stop = session.shouldfail or session.shouldstop
+    if stop:
+        return f"not run: the run stopped early ({stop})"
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "not run: the run was interrupted"
+    return f"not run: the run ended first (pytest exit status {int(exitstatus)})"
 
 
 def _timeout_seconds(config: pytest.Config) -> float | None:

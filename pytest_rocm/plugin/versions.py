@@ -1,5 +1,5 @@
 """Sizes and versions as the markers read them, and the markers that read them: ``rocm_version``,
-``torch_version``, ``min_vram`` and ``requires`` (each a spec with its parser and decision, listed
+``rocm_torch_version``, ``rocm_min_vram`` and ``rocm_requires`` (each a spec with its parser and decision, listed
 in :data:`pytest_rocm.plugin.marks.SPECS`).
 
 A build counts as its release (``2.7.0.dev20250306+rocm6.3`` and ``2.10.0a0+rocm7.10.0a20251120``
@@ -37,7 +37,7 @@ _UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(value: Any) -> int:
@@ -74,7 +74,7 @@ def parse_specifier(spec: Any) -> SpecifierSet:
         raise ValueError(f"bad version specifier {spec!r}{hint}") from None
 
 
-_LEADING_RE = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
+_LEADING_RE = re.compile(r"^\s*v?([0-9]+(?:\.[0-9]+)*)")
 
 
 def _leading_version(text: str) -> str | None:
@@ -159,10 +159,11 @@ ROCM_VERSION = MarkerSpec(
     "run only where the ROCm version satisfies a PEP 440 specifier ('>=6.1,<6.3').",
 )
 TORCH_VERSION = MarkerSpec(
-    "torch_version",
+    "rocm_torch_version",
     _parse_version,
     _version_decider("torch"),
     "run only where the torch version satisfies a PEP 440 specifier; nightlies count as their release.",
+    short="torch_version",
 )
 
 
@@ -184,10 +185,11 @@ def _decide_min_vram(args: tuple[Any, ...], ctx: Context) -> Decision:
 
 
 MIN_VRAM = MarkerSpec(
-    "min_vram",
+    "rocm_min_vram",
     _parse_min_vram,
     _decide_min_vram,
     "run only where the device has at least that much memory ('16GiB' or bytes).",
+    short="min_vram",
 )
 
 
@@ -216,10 +218,11 @@ def _decide_requires(args: tuple[Any, ...], ctx: Context) -> Decision:
 
 
 REQUIRES = MarkerSpec(
-    "requires",
+    "rocm_requires",
     _parse_requires,
     _decide_requires,
     "run only where a distribution is installed at that version "
     "('bitsandbytes>=0.43'); absent is the outcome not-installed.",
     needs_env=False,
+    short="requires",
 )

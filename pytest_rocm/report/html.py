@@ -24,6 +24,7 @@ COLOURS = {  # background, text
     "xfailed": ("#fff9c4", "#6d5d00"),
     "skipped": ("#eeeeee", "#424242"),
     "not-installed": ("#e3f2fd", "#0d47a1"),
+    "not-run": ("#fafafa", "#616161"),
 }
 STATUS_COLOURS = {"works everywhere": "#2e7d32", "partial": "#ef6c00", "broken": "#c62828", "untested": "#757575"}
 #: the charted dtypes (the low-precision ones) and their bars' colours
@@ -85,6 +86,8 @@ def _environments(table: Table) -> str:
     for label in table.labels:
         env = table.environments[label]
         note = ' <span class="note">interrupted run: partial results</span>' if label in table.interrupted else ""
+        warning = table.accelerator_warning(label)
+        note += f' <span class="note">warning: {_attr(warning)}</span>' if warning else ""
         source = table.sources.get(label, "")
         rows.append(
             f"<tr><th>{_attr(table.column(label))}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>"

@@ -12,14 +12,15 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pytest_rocm.env.model import Environment
+from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, SUITE_FOLDERS, feature_of, suite_of
 from pytest_rocm.report.outcomes import (
     INFO_PROPERTY,
     OUTCOMES,
     PARITY_PROPERTY,
+    PERF_PROPERTY,
     Outcome,
     is_not_installed,
 )
@@ -34,7 +35,9 @@ FEATURE_PROPERTY = "rocm_feature"
 #: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
 #: a worker killed by that timeout from a crash (the setup report brings it before the call starts)
 TIMEOUT_PROPERTY = "rocm_timeout"
-SUITE_FOLDERS = ("suites", "_suites")
+#: user_properties key: whether the test allocated on the accelerator (plugin.accelerator)
+ACCELERATOR_PROPERTY = "rocm_accelerator"
+__all__ = ["SUITE_FOLDERS", "feature_of", "suite_of"]  # re-exported: named in report.features
 MAX_REASON = 400
 #: a hang: a failure whose message is ``Timeout (>Ns) <who>[: detail]``, the words pytest-timeout
 #: fails with (``Timeout (>2.0s) from pytest-timeout.``). A suite's own watchdog reports a hang by
@@ -81,6 +84,14 @@ class ResultRecord(_RecordKeys, total=False):
 
     duration: float
     info: dict[str, Any]
+    #: how many times the test ran (pytest-rerunfailures); absent: once
+    attempts: int
+    #: whether it used the accelerator (allocated on it); absent: not measured
+    accelerator: bool
+    #: how fast it ran (the ``perf`` fixture / ``pytest_rocm.perf.measure``; docs/perf.md);
+    #: absent: not measured. ``median_s, spread, reps, work, throughput, unit, peak_fraction,
+    #: backend`` and more, typed as ``pytest_rocm.perf.stats.PerfRecord``
+    perf: dict[str, Any]
 
 
 class _DocumentKeys(TypedDict):
@@ -100,33 +111,6 @@ class ReportDocument(_DocumentKeys, total=False):
     scale: str | None
     interrupted: bool
     dropped_partial_line: bool
-
-
-# -- feature names --------------------------------------------------------------------------
-def suite_of(nodeid: str) -> str:
-    """The folder under suites/ (``operators``), else the test's top folder, else its module."""
-    parts = nodeid.split("::", 1)[0].split("/")
-    folders = parts[:-1]
-    for i, part in enumerate(folders[:-1]):
-        if part in SUITE_FOLDERS:
-            return folders[i + 1]
-    if folders:
-        return folders[0]
-    return Path(parts[-1]).stem.removeprefix("test_")
-
-
-def feature_of(nodeid: str, marker_name: str | None = None) -> str:
-    """``suites/operators/test_matmul.py::test_matmul[bfloat16]`` -> ``operators/matmul[bfloat16]``."""
-    if marker_name:
-        return marker_name
-    names = nodeid.split("::")[1:] or [Path(nodeid).stem]
-    last = names[-1]
-    params = ""
-    if "[" in last and last.endswith("]"):
-        last, params = last[: last.index("[")], last[last.index("[") :]
-    scope = [n.removeprefix("Test") or n for n in names[:-1]]
-    name = ".".join([*scope, last.removeprefix("test_")])
-    return f"{suite_of(nodeid)}/{name}{params}"
 
 
 # -- outcome of one test from its phase reports -----------------------------------------------
@@ -231,12 +215,19 @@ def jsonable(value: Any) -> Any:
 
 
 def build_record(
-    nodeid: str, phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+    nodeid: str,
+    phases: Sequence[Any],
+    elapsed: float | None = None,
+    timeout: float | None = None,
+    device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS,
+    attempts: int = 1,
 ) -> ResultRecord:
-    """The report record of one test from its phase reports."""
+    """The report record of one test from the phase reports of its last attempt."""
     parity: list[Any] = []
     info: dict[str, Any] = {}
     marker_feature = None
+    accelerator: bool | None = None
+    perf: dict[str, Any] | None = None
     for key, value in _properties(phases):
         if key == PARITY_PROPERTY:
             parity.extend(value if isinstance(value, (list, tuple)) else [value])
@@ -244,15 +235,19 @@ def build_record(
             info.update(value)
         elif key == FEATURE_PROPERTY:
             marker_feature = str(value)
+        elif key == ACCELERATOR_PROPERTY:
+            accelerator = bool(value)
+        elif key == PERF_PROPERTY and isinstance(value, dict):
+            perf = value
         elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
             timeout = float(value)  # the test's own timeout marker overrides the session's
     outcome, reason = outcome_of(phases, elapsed, timeout)
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)
-    return {
+    record: ResultRecord = {
         "nodeid": nodeid,
-        "feature": feature_of(nodeid, marker_feature),
+        "feature": feature_of(nodeid, marker_feature, device_tokens),
         "suite": suite_of(nodeid),
         "outcome": outcome,
         "reason": reason,
@@ -260,6 +255,13 @@ def build_record(
         "parity": jsonable(parity),
         "info": jsonable(info),
     }
+    if attempts > 1:
+        record["attempts"] = attempts
+    if accelerator is not None:
+        record["accelerator"] = accelerator
+    if perf is not None:
+        record["perf"] = jsonable(perf)
+    return record
 
 
 def summarize(results: Iterable[ResultRecord]) -> dict[str, int]:
@@ -274,6 +276,20 @@ def summarize(results: Iterable[ResultRecord]) -> dict[str, int]:
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def not_run_record(nodeid: str, reason: str) -> ResultRecord:
+    """The record of a collected test that never ran (the run stopped first): ``not-run``."""
+    return {
+        "nodeid": nodeid,
+        "feature": feature_of(nodeid, None),
+        "suite": suite_of(nodeid),
+        "outcome": "not-run",
+        "reason": reason,
+        "duration": 0.0,
+        "parity": [],
+        "info": {},
+    }
 
 
 def assemble(
@@ -307,7 +323,11 @@ def default_label(env: Environment, device: str | None = None) -> str:
         parts.append("rocm" + env.rocm)
     if backend == "cuda" and env.cuda:
         parts.append("cuda" + env.cuda)
-    index = int(device.split(":", 1)[1]) if device and ":" in device and device.split(":", 1)[1].isdigit() else None
+    index = (
+        int(device.split(":", 1)[1])
+        if device and ":" in device and re.fullmatch("[0-9]+", device.split(":", 1)[1])
+        else None
+    )
     chosen = next((d for d in env.devices if d.index == index), env.devices[0])
     parts.append(chosen.gfx or chosen.arch)
     return " ".join(parts)

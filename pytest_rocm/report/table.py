@@ -33,6 +33,7 @@ SEVERITY: tuple[Outcome, ...] = (
     "passed",
     "not-installed",
     "skipped",
+    "not-run",
 )
 SUITE_ORDER = ("operators", "libraries", "models")
 #: a row's combined status over its columns
@@ -46,9 +47,16 @@ class Cell:
     reason: str | None = None
     #: worst error figure per dtype (normwise, else max_rel)
     errors: dict[str, float] = field(default_factory=dict)
+    #: elements beyond tolerance per dtype, where some were: (n_bad, n) summed over the records
+    bad: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def figure(self) -> str:
-        return " ".join(f"{short_dtype(d)} {v:.1e}" for d, v in self.errors.items())
+        """``fp16 1.4e-03 3/1536 bad bf16 9.1e-03``: a failure below the figure's size says how many failed."""
+        parts = []
+        for d, v in self.errors.items():
+            n_bad, n = self.bad.get(d, (0, 0))
+            parts.append(f"{short_dtype(d)} {v:.1e}" + (f" {n_bad}/{n} bad" if n_bad else ""))
+        return " ".join(parts)
 
     def text(self) -> str:
         figure = self.figure()
@@ -95,11 +103,34 @@ class Table:
     interrupted: list[str] = field(default_factory=list)
     #: each label's scale profile (``ci``/``full``), None for reports older than ``--rocm-scale``
     scales: dict[str, str | None] = field(default_factory=dict)
+    #: per GPU column (used, measured): how many of its tests allocated on the accelerator
+    accelerator: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def column(self, label: str) -> str:
-        """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)."""
+        """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)
+        and, for a GPU column, how many tests ran on the GPU (``rocm ... gfx1100 (3/40 on the GPU)``)."""
         scale = self.scales.get(label)
-        return f"{label} [{scale}]" if scale else label
+        header = f"{label} [{scale}]" if scale else label
+        if label in self.accelerator:
+            used, measured = self.accelerator[label]
+            header += f" ({used}/{measured} on the GPU)"
+        return header
+
+    def accelerator_warning(self, label: str) -> str | None:
+        """The warning a GPU column gets when none of its tests used the GPU."""
+        used, measured = self.accelerator.get(label, (1, 1))
+        if used or not measured:
+            return None
+        return f"no test of {measured} used the GPU: the suite chose its own device (CPU?)"
+
+
+def accelerator_use(report: ReportDocument) -> tuple[int, int] | None:
+    """(used, measured) of a report run on a GPU (``device`` not cpu); None where not measured."""
+    device = report.get("device")
+    flags = [r["accelerator"] for r in report["results"] if isinstance(r.get("accelerator"), bool)]
+    if not device or device == "cpu" or not flags:
+        return None
+    return sum(flags), len(flags)
 
 
 def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
@@ -113,10 +144,27 @@ def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
     return errors
 
 
+def bad_counts(parity: Sequence[ParityRecord]) -> dict[str, tuple[int, int]]:
+    """Per dtype (n_bad, n) summed over the records that have both (``n_bad``/``numel`` are optional)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for record in parity:
+        n_bad, n = (record.get("n_bad"), record.get("numel")) if isinstance(record, dict) else (None, None)
+        if not isinstance(n_bad, int) or not isinstance(n, int) or isinstance(n_bad, bool):
+            continue
+        dtype = str(record.get("dtype", "?"))
+        bad, total = counts.get(dtype, (0, 0))
+        counts[dtype] = (bad + n_bad, total + n)
+    return counts
+
+
 def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
-    new = Cell(record["outcome"], record.get("reason"), worst_errors(record.get("parity") or []))
+    parity = record.get("parity") or []
+    new = Cell(record["outcome"], record.get("reason"), worst_errors(parity), bad_counts(parity))
     if cell is None:
         return new
+    for dtype, (n_bad, n) in new.bad.items():
+        old_bad, old_n = cell.bad.get(dtype, (0, 0))
+        cell.bad[dtype] = (old_bad + n_bad, old_n + n)
     if SEVERITY.index(new.outcome) < SEVERITY.index(cell.outcome):
         cell.outcome, cell.reason = new.outcome, new.reason
     for dtype, value in new.errors.items():
@@ -164,6 +212,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         sources=dict(zip(labels, sources or [], strict=False)),
         interrupted=[r["label"] for r in reports if r.get("interrupted")],
         scales={r["label"]: scale_of(r) for r in reports},
+        accelerator={r["label"]: use for r in reports if (use := accelerator_use(r)) is not None},
     )
 
 
@@ -195,6 +244,8 @@ def render_markdown(table: Table) -> str:
     out = ["# Compatibility table", ""]
     for label in table.labels:
         note = " (interrupted run: partial results)" if label in table.interrupted else ""
+        warning = table.accelerator_warning(label)
+        note += f" **warning: {warning}**" if warning else ""
         out.append(
             f"- **{_md_escape(table.column(label))}**: {_md_escape(environment_line(table.environments[label]))}{note}"
         )
@@ -240,8 +291,12 @@ def write_output(text: str, output: str | None) -> None:
     if not output or output == "-":
         sys.stdout.write(text)
         return
+    from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
+
     path = Path(output)
-    try:
-        path.write_text(text, encoding="utf-8")
+    try:  # atomically, and only over a regular file: never into a FIFO (a hang) or a device
+        write_text_atomic(path, text)
+    except UnsafeTarget as exc:
+        raise ReportError(str(exc)) from None
     except OSError as exc:
         raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None

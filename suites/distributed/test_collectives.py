@@ -43,7 +43,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "broadcast")
 
 
 def _row(check: str, backend: str) -> pytest.MarkDecorator:
-    return pytest.mark.feature(f"distributed/{check}[{backend}]")
+    return pytest.mark.rocm_feature(f"distributed/{check}[{backend}]")
 
 
 def _params(checks: tuple[str, ...]) -> list:
@@ -175,7 +175,7 @@ def test_ddp_step(check: str, backend: str, rocm_device, rocm_scale: str, reques
     assert not problems, f"DDP over {backend}: " + "; ".join(problems[:6])
 
 
-@pytest.mark.feature("distributed/peer-copy[cuda]")
+@pytest.mark.rocm_feature("distributed/peer-copy[cuda]")
 @pytest.mark.timeout(ROW_TIMEOUT_S)
 def test_peer_copy(rocm_device, rocm_scale: str, request, tmp_path, record_property) -> None:
     """A tensor copied GPU 0 -> GPU 1 -> GPU 0 arrives unchanged (in a child process: a broken peer

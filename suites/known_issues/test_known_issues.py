@@ -40,7 +40,7 @@ def _rows() -> list:
             case,
             dtype,
             id=f"{case.id}-{dtype}",
-            marks=[pytest.mark.feature(case.feature(dtype)), pytest.mark.timeout(_timeout(case))],
+            marks=[pytest.mark.rocm_feature(case.feature(dtype)), pytest.mark.timeout(_timeout(case))],
         )
         for case in CASES
         for dtype in case.dtypes

@@ -74,8 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "library(name, cls): the library a check exercises and its class "
         f"({', '.join(LIBRARY_CLASSES)}); names the row libraries/<cls>/<name>/<check>",
     )
-    if not any(line.split("(")[0].split(":")[0].strip() == "feature" for line in config.getini("markers")):
-        config.addinivalue_line("markers", "feature(name): names the compatibility-table row")
+    if not any(line.split("(")[0].split(":")[0].strip() == "rocm_feature" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "rocm_feature(name): names the compatibility-table row")
     # Must happen before the kernels are defined: @triton.jit picks interpreter or compiler at
     # decoration time. The kernels live in _triton_kernels, imported only inside tests, so a
     # decision made here (before any test runs, in every xdist worker) always comes first.
@@ -103,7 +103,7 @@ def _library_marker(item: pytest.Item) -> tuple[str, str] | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
-        if here not in Path(str(item.path)).parents or item.get_closest_marker("feature"):
+        if here not in Path(str(item.path)).parents or item.get_closest_marker("rocm_feature"):
             continue
         lib = _library_marker(item)
         if lib is None:
@@ -111,7 +111,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name, cls = lib
         check = item.name.split("[", 1)[0].removeprefix("test_")
         params = item.name[len(item.name.split("[", 1)[0]) :]
-        item.add_marker(pytest.mark.feature(f"libraries/{cls}/{name}/{check}{params}"))
+        item.add_marker(pytest.mark.rocm_feature(f"libraries/{cls}/{name}/{check}{params}"))
 
 
 @pytest.fixture(autouse=True)

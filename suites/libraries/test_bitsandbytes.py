@@ -157,7 +157,7 @@ def test_8bit_optimizer(bnb: ModuleType, device: Any, bnb_name: str, torch_name:
     assert_checks(checks, f"bitsandbytes {bnb_name} vs torch.optim.{torch_name} on {device}")
 
 
-@pytest.mark.gpu
+@pytest.mark.rocm_gpu
 def test_paged_optimizer(bnb: ModuleType, gpu_device: Any) -> None:
     reference, _, _ = optimize(torch.optim.AdamW, gpu_device)
     candidate, losses, state = optimize(bnb.optim.PagedAdamW8bit, gpu_device)

@@ -30,14 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _library_versions(request: pytest.FixtureRequest, record_property) -> None:
-    """The versions of the libraries a row ``requires`` go into its report entry: a row that
+    """The versions of the libraries a row ``rocm_requires`` go into its report entry: a row that
     passes with transformers 4.x and fails with 5.x must say so."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     from pytest_rocm.report.outcomes import distribution_version
 
     versions = {}
-    for mark in request.node.iter_markers("requires"):
+    for mark in request.node.iter_markers("rocm_requires"):
         for spec in mark.args:
             try:
                 name = Requirement(str(spec)).name

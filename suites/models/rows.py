@@ -19,4 +19,4 @@ def row(workload: str, check: str, dtype: str) -> str:
 
 def rows(workload: str, check: str, dtypes: Iterable[str]) -> list:
     """``pytest.param`` per dtype, id = the dtype, carrying the row's ``feature`` marker."""
-    return [pytest.param(d, id=d, marks=pytest.mark.feature(row(workload, check, d))) for d in dtypes]
+    return [pytest.param(d, id=d, marks=pytest.mark.rocm_feature(row(workload, check, d))) for d in dtypes]

@@ -21,7 +21,7 @@ from . import tiny  # noqa: E402
 from .rows import rows  # noqa: E402
 
 WORKLOAD = "tiny-llama"
-pytestmark = [pytest.mark.requires("transformers"), pytest.mark.slow]
+pytestmark = [pytest.mark.rocm_requires("transformers"), pytest.mark.slow]
 
 #: compiled against eager logits on the same device: fused kernels reorder sums, nothing more
 #: (measured 3.5e-7 on the CPU)

@@ -23,7 +23,7 @@ from . import tiny  # noqa: E402
 from .rows import rows  # noqa: E402
 
 WORKLOAD = "tiny-llama-lora"
-pytestmark = [pytest.mark.requires("transformers"), pytest.mark.requires("peft")]
+pytestmark = [pytest.mark.rocm_requires("transformers"), pytest.mark.rocm_requires("peft")]
 
 DTYPE = "bfloat16"
 STEPS = 24

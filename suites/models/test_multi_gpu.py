@@ -20,7 +20,11 @@ from . import tiny  # noqa: E402
 from .rows import rows  # noqa: E402
 
 WORKLOAD = "tiny-llama"
-pytestmark = [pytest.mark.requires("transformers"), pytest.mark.requires("accelerate"), pytest.mark.gpus(2)]
+pytestmark = [
+    pytest.mark.rocm_requires("transformers"),
+    pytest.mark.rocm_requires("accelerate"),
+    pytest.mark.rocm_gpus(2),
+]
 
 
 @pytest.mark.parametrize("dtype", rows(WORKLOAD, "multi-gpu", ("float32",)))

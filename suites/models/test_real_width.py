@@ -27,7 +27,7 @@ from . import tiny  # noqa: E402
 from .rows import row, rows  # noqa: E402
 from .widths import WIDTHS, Width  # noqa: E402
 
-pytestmark = pytest.mark.requires("transformers")
+pytestmark = pytest.mark.rocm_requires("transformers")
 
 LAYER_DTYPES = ("float32", "bfloat16")
 #: tokens through the layer: ci 64; full 512 on a GPU, 128 on the CPU (the float64 reference of a
@@ -94,7 +94,7 @@ def _layer_rows() -> list:
             width,
             dtype,
             id=f"{width.name}-{dtype}",
-            marks=pytest.mark.feature(row(f"{width.name}-layer", "forward-backward", dtype)),
+            marks=pytest.mark.rocm_feature(row(f"{width.name}-layer", "forward-backward", dtype)),
         )
         for width in WIDTHS
         for dtype in LAYER_DTYPES
@@ -185,10 +185,14 @@ def test_hd128_kv_cache(dtype: str, rocm_device, record_property) -> None:
     assert error <= bound, f"{dtype}: logits with the KV cache differ from without: normwise {error:.3g}"
 
 
-@pytest.mark.requires("peft")
+@pytest.mark.rocm_requires("peft")
 @pytest.mark.parametrize(
     "dtype",
-    [pytest.param("bfloat16", id="bfloat16", marks=pytest.mark.feature(row("llama-hd128-lora", "train", "bfloat16")))],
+    [
+        pytest.param(
+            "bfloat16", id="bfloat16", marks=pytest.mark.rocm_feature(row("llama-hd128-lora", "train", "bfloat16"))
+        )
+    ],
 )
 def test_hd128_adapter_training(dtype: str, rocm_device, record_property) -> None:
     """test_lora.py's LoRA fine-tune (r=8 on every projection, AdamW, 2 accumulated micro-batches) on

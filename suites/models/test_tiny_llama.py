@@ -17,7 +17,7 @@ from . import tiny  # noqa: E402  (after the torch check, which tiny needs)
 from .rows import rows  # noqa: E402
 
 WORKLOAD = "tiny-llama"
-pytestmark = pytest.mark.requires("transformers")
+pytestmark = pytest.mark.rocm_requires("transformers")
 
 #: logits against the fp64 CPU reference, judged by the parity engine: every logit within
 #: rtol*|ref| + normwise*rms(logits) (the normwise term scales with the logits' typical size, so

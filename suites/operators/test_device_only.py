@@ -12,7 +12,7 @@ from opsupport import backend_of, randn
 
 from pytest_rocm import INFO_PROPERTY
 
-pytestmark = pytest.mark.gpu
+pytestmark = pytest.mark.rocm_gpu
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_streams_and_events(gpu: torch.device, record_property) -> None:
     record_property(INFO_PROPERTY, {"backend": backend_of(gpu), "side_stream_ms": round(elapsed, 3)})
 
 
-@pytest.mark.gpus(2)
+@pytest.mark.rocm_gpus(2)
 def test_peer_copy(gpu: torch.device, record_property) -> None:
     if torch.cuda.device_count() < 2:
         pytest.skip(f"peer copy needs 2 GPUs, torch sees {torch.cuda.device_count()}")

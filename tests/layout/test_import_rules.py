@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "env": 1,
     "doctor": 2,
     "parity": 2,
+    "perf": 2,
     "report": 2,
     "matrix": 2,
     "suite_command": 2,
@@ -34,7 +35,17 @@ LAYERS: dict[str, int] = {
     "state": 4,
 }
 #: modules that must not import torch or pytest at all (not even inside a function)
-PURE = ("env", "doctor", "report", "matrix", "parity.tolerances", "parity.result", "_resources")
+PURE = (
+    "env",
+    "doctor",
+    "report",
+    "matrix",
+    "parity.tolerances",
+    "parity.result",
+    "perf.stats",
+    "perf.peaks",
+    "_resources",
+)
 #: the one sanctioned way torch enters a pure layer: the seam loads it on request
 TORCH_DOORS = {"env.seam"}
 HEAVY = ("torch", "pytest", "_pytest")

@@ -49,7 +49,7 @@ def test_parse_size(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["16 gigs", "GiB", "", "-1GiB", "0GiB", 0, -5, True, 3.5, None])
+@pytest.mark.parametrize("bad", ["16 gigs", "GiB", "", "-1GiB", "0GiB", "١٦GiB", 0, -5, True, 3.5, None])
 def test_parse_size_rejects(bad):
     with pytest.raises(ValueError, match="bad size"):
         parse_size(bad)
@@ -116,44 +116,89 @@ def test_bad_marker_arguments_name_the_value(name, args, kwargs, fragment):
 
 def test_every_marker_is_spec_parser_and_decision_together():
     assert list(markers.SPECS) == [
-        "gpu",
-        "gpus",
-        "rocm",
-        "gfx",
-        "skip_gfx",
-        "xfail_gfx",
+        "rocm_gpu",
+        "rocm_gpus",
+        "rocm_backend",
+        "rocm_gfx",
+        "rocm_skip_gfx",
+        "rocm_xfail_gfx",
         "rocm_version",
-        "torch_version",
-        "min_vram",
-        "requires",
-        "feature",
-        "tolerance",
+        "rocm_torch_version",
+        "rocm_min_vram",
+        "rocm_requires",
+        "rocm_feature",
+        "rocm_tolerance",
     ]
     for name, spec in markers.SPECS.items():
         assert spec.name == name and callable(spec.parse) and callable(spec.decide) and spec.help
-    no_env = {"requires", "feature", "tolerance"}
+        assert name.startswith("rocm_")  # the prefix is the scheme: a canonical name is ours
+    no_env = {"rocm_requires", "rocm_feature", "rocm_tolerance"}
     assert no_env | markers.ENV_NAMES == markers.NAMES and not no_env & markers.ENV_NAMES
+
+
+def test_the_short_names_alias_the_canonical_ones():
+    assert markers.ALIASES == {
+        "gpu": "rocm_gpu",
+        "gpus": "rocm_gpus",
+        "rocm": "rocm_backend",
+        "gfx": "rocm_gfx",
+        "skip_gfx": "rocm_skip_gfx",
+        "xfail_gfx": "rocm_xfail_gfx",
+        "torch_version": "rocm_torch_version",
+        "min_vram": "rocm_min_vram",
+        "requires": "rocm_requires",
+        "feature": "rocm_feature",
+        "tolerance": "rocm_tolerance",
+    }
+    # parsed through an alias: the canonical name, the text as written
+    parsed = parse_mark("gpus", (2,), {})
+    assert (parsed.name, parsed.text) == ("rocm_gpus", "gpus(2)")
+
+
+def test_what_the_project_registers_is_its_own_and_the_plugins_lines_are_not():
+    lines = [
+        "gpu(index): the project's own (a device index)",
+        "tolerance: from pytest-tolerance",
+        "rocm_gpu: run only where an accelerator is present. (pytest-rocm)",
+        "requires(spec): short alias of rocm_requires ... (pytest-rocm)",
+        "slow",
+    ]
+    owned = markers.owned_names(lines)
+    assert owned == {"gpu", "tolerance", "slow"}
+    names = markers.active_names(True, owned)
+    assert "gpu" not in names and "tolerance" not in names  # the project's: never read
+    assert names["requires"] == "rocm_requires" and names["rocm_gpu"] == "rocm_gpu"
+    assert set(markers.active_names(False, ())) == set(markers.SPECS)  # the switch: canonical only
+
+
+def test_a_bad_alias_says_how_a_project_steps_aside():
+    with pytest.raises(MarkerError, match=r"gpu\(0\): wrong arguments .* signature is gpu \(if gpu is your"):
+        parse_mark("gpu", (0,), {})
+    with pytest.raises(MarkerError) as info:
+        parse_mark("rocm_gpu", (0,), {})
+    assert "rocm_short_markers" not in str(info.value)  # a canonical name is the plugin's: no hint
 
 
 def test_evaluate_runs_each_markers_own_decision():
     """evaluate() asks each marker's spec; markers that need no environment decide without one."""
     lookup = markers.library_lookup(None, lambda d: "1.0")
-    parsed = [parse_mark("feature", ("ops/x",), {}), parse_mark("requires", ("foo>=2",), {})]
+    parsed = [parse_mark("rocm_feature", ("ops/x",), {}), parse_mark("requires", ("foo>=2",), {})]
     assert markers.evaluate(parsed, None, lookup).skip == "needs foo>=2, this is foo 1.0"
-    assert markers.SPECS["requires"].decide(parsed[1].args, markers.Context(None, lookup)).skip is not None
+    assert markers.SPECS["rocm_requires"].decide(parsed[1].args, markers.Context(None, lookup)).skip is not None
     with pytest.raises(ValueError, match="needs the environment"):
         markers.evaluate([parse_mark("gpu", (), {})], None, lookup)
 
 
 def test_signatures_are_registered_as_designed():
     sigs = {name: spec.signature for name, spec in markers.SPECS.items()}
-    assert sigs["gpu"] == "gpu"
-    assert sigs["gpus"] == "gpus(n)"
-    assert sigs["gfx"] == "gfx(*patterns)"
-    assert sigs["skip_gfx"] == "skip_gfx(*patterns, reason=None)"
-    assert sigs["xfail_gfx"] == "xfail_gfx(*patterns, reason=None, strict=None)"
-    assert sigs["min_vram"] == "min_vram(size)"
-    assert sigs["requires"] == "requires(spec)"
+    assert sigs["rocm_gpu"] == "rocm_gpu"
+    assert sigs["rocm_gpus"] == "rocm_gpus(n)"
+    assert sigs["rocm_gfx"] == "rocm_gfx(*patterns)"
+    assert sigs["rocm_skip_gfx"] == "rocm_skip_gfx(*patterns, reason=None)"
+    assert sigs["rocm_xfail_gfx"] == "rocm_xfail_gfx(*patterns, reason=None, strict=None)"
+    assert sigs["rocm_min_vram"] == "rocm_min_vram(size)"
+    assert sigs["rocm_requires"] == "rocm_requires(spec)"
+    assert markers.SPECS["rocm_gpus"].signature_as("gpus") == "gpus(n)"
 
 
 # -- evaluation: reasons name the observed fact ------------------------------------------------

@@ -414,6 +414,7 @@ def test_plugins_list_is_kept() -> None:
     for name in ("pytest_rocm.plugin.report", "pytest_rocm.plugin.fixtures"):
         assert name in plugin.pytest_plugins
     assert plugin.pytest_plugins == [
+        "pytest_rocm.plugin.aliases",
         "pytest_rocm.plugin.report",
         "pytest_rocm.plugin.fixtures",
         "pytest_rocm.plugin.scale",

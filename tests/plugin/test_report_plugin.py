@@ -99,7 +99,10 @@ def test_a_run_stopped_early_is_marked_interrupted(
     pytester.makepyfile(**{"suites/operators/test_stop": "def test_a(): assert False\ndef test_b(): pass\n"})
     pytester.runpytest("suites", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV, "-x")
     document = json.loads((pytester.path / "r.json").read_text())
-    assert document["interrupted"] is True and document["summary"]["total"] == 1
+    assert document["interrupted"] is True and document["summary"]["total"] == 2
+    # the test -x kept from running is listed, and the report says why
+    assert [r["outcome"] for r in document["results"]] == ["failed", "not-run"]
+    assert document["interrupted_reason"] == "not run: the run stopped early (stopping after 1 failures)"
     assert cli.main(["table", str(pytester.path / "r.json")]) == 0
     assert "(interrupted run: partial results)" in capsys.readouterr().out
     pytester.runpytest("suites", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.diff import compare, render_text, verdict
 from pytest_rocm.report.files import write_json
 from pytest_rocm.report.load import load_report
 
@@ -131,3 +131,45 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, bad: str, capsys: 
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"rocm-compat diff: {tmp_path / bad}: ") and "\n" not in err
     assert cli.main(["diff", str(DATA / "gfx942.json"), str(DATA / "gfx942.json"), "--factor", "0"]) == 2
+
+
+def _record(nodeid: str, feature: str, outcome: str = "passed") -> dict[str, Any]:
+    return {"nodeid": nodeid, "feature": feature, "outcome": outcome, "suite": "x", "parity": []}
+
+
+def test_a_name_shared_in_the_candidate_is_matched_by_node_id(base: dict[str, Any]) -> None:
+    """A new same-named test elsewhere: the old one is found by its node id, not called missing."""
+    before, after = with_changes(base), with_changes(base)
+    before["results"] = [*before["results"], _record("m/test_a.py::test_x", "rows/x")]
+    after["results"] = [
+        *after["results"],
+        _record("m/test_b.py::test_x", "rows/x"),
+        _record("m/test_a.py::test_x", "rows/x"),
+    ]
+    diff = compare(before, after)
+    assert (diff.regressions, diff.fixes) == ([], [])
+    assert diff.added == ["rows/x (m/test_b.py::test_x)"]
+    # the same test failing is still found, under its node id
+    after["results"][-1]["outcome"] = "failed"
+    assert [(c.feature, c.nodeid) for c in compare(before, after).regressions] == [
+        ("rows/x (m/test_a.py::test_x)", "m/test_a.py::test_x")
+    ]
+
+
+def test_a_unique_name_matches_across_node_ids_and_prints_the_candidates(base: dict[str, Any]) -> None:
+    """Device tokens normalised: one row, two node ids; the regression names the one to run again."""
+    before, after = with_changes(base), with_changes(base)
+    before["results"] = [
+        *before["results"],
+        _record("t/test_k.py::test_b[cpu-float16]", "t/test_k::test_b[device-float16]"),
+    ]
+    after["results"] = [
+        *after["results"],
+        _record("t/test_k.py::test_b[cuda:0-float16]", "t/test_k::test_b[device-float16]", "failed"),
+    ]
+    diff = compare(before, after)
+    assert [(c.feature, c.nodeid) for c in diff.regressions] == [
+        ("t/test_k::test_b[device-float16]", "t/test_k.py::test_b[cuda:0-float16]")
+    ]
+    text = render_text(diff, "base", "candidate", 10.0)
+    assert "  t/test_k::test_b[device-float16]: passed -> failed\n    t/test_k.py::test_b[cuda:0-float16]\n" in text

@@ -26,7 +26,19 @@ DATA = Path(__file__).parents[1] / "data" / "report"
         ("operators/test_gemm.py::test_matmul[float16-64x64]", "operators/matmul[float16-64x64]", "operators"),
         ("pytest_rocm/_suites/libraries/test_triton.py::test_vector_add", "libraries/vector_add", "libraries"),
         ("suites/models/test_tiny.py::TestLlama::test_generate[bf16]", "models/Llama.generate[bf16]", "models"),
-        ("tests/test_x.py::test_thing", "tests/thing", "tests"),
+        # a foreign suite: the row keeps the module path, the section is the module's folder
+        ("tests/test_x.py::test_thing", "tests/test_x::test_thing", "tests"),
+        (
+            "tests/unittests/regression/test_pearson.py::TestPearson::test_x[float32]",
+            "tests/unittests/regression/test_pearson::TestPearson::test_x[float32]",
+            "tests/unittests/regression",
+        ),
+        # device tokens in a foreign suite's ids become "device"; a bundled suite's ids are its own
+        ("tests/test_k.py::test_blur[cpu-float32]", "tests/test_k::test_blur[device-float32]", "tests"),
+        ("tests/test_k.py::test_blur[cuda:1-float32]", "tests/test_k::test_blur[device-float32]", "tests"),
+        ("tests/test_k.py::test_blur[cuda0]", "tests/test_k::test_blur[device]", "tests"),
+        ("tests/test_k.py::test_blur[cpuinfo-cudnn]", "tests/test_k::test_blur[cpuinfo-cudnn]", "tests"),
+        ("suites/operators/test_a.py::test_copy[cpu]", "operators/copy[cpu]", "operators"),
         ("test_x.py::test_thing", "x/thing", "x"),
         # brackets inside parameters must not be mistaken for the end of the name
         ("suites/operators/test_a.py::test_op[shape[2]]", "operators/op[shape[2]]", "operators"),
@@ -194,7 +206,7 @@ def test_final_report_validates(tmp_path: Path) -> None:
         ("not_json.json", "not_json.json: not valid JSON (line 1, column 1"),
         ("schema2.json", "schema2.json: schema is 'pytest-rocm/report/2', expected 'pytest-rocm/report/1'"),
         ("environment.json", "environment.json: schema is 'pytest-rocm/environment/1'"),
-        ("bad_outcome.json", "bad_outcome.json: results[1] outcome 'exploded' is not one of"),
+        ("bad_outcome.json", "bad_outcome.json: results[1].outcome is 'exploded', expected one of"),
         ("list.json", "list.json: expected a JSON object, got list"),
         ("empty.json", "empty.json: empty file"),
     ],
@@ -230,3 +242,21 @@ def test_missing_report_points_at_the_sidecar_of_a_killed_run(tmp_path: Path) ->
 def test_same_label_twice_is_an_error() -> None:
     with pytest.raises(ReportError, match=re.escape("label 'rocm torch2.6.0 rocm6.2.4 gfx1100' is also the label of")):
         report_load.load_reports([DATA / "gfx1100.json", DATA / "gfx1100.json"])
+
+
+def test_device_tokens_are_configurable() -> None:
+    from pytest_rocm.report import features
+
+    assert report.feature_of("t/test_k.py::test_b[cpu-xla]", None, ("xla",)) == "t/test_k::test_b[cpu-device]"
+    assert report.feature_of("t/test_k.py::test_b[cpu]", None, ()) == "t/test_k::test_b[cpu]"
+    assert features.parse_device_tokens("off") == ()
+    assert features.parse_device_tokens(" CPU , cuda ") == ("cpu", "cuda")
+    with pytest.raises(ValueError, match="bad device token 'cu da'"):
+        features.parse_device_tokens("cpu,cu da")
+
+
+def test_the_bundled_suite_names_are_the_folders_under_suites() -> None:
+    from pytest_rocm.report.features import BUNDLED_SUITES
+
+    suites = Path(__file__).parents[2] / "suites"
+    assert tuple(sorted(p.name for p in suites.iterdir() if p.is_dir() and p.name[0] != "_")) == BUNDLED_SUITES

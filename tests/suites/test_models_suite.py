@@ -91,7 +91,7 @@ def restore_offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_rows_are_named_models_workload_check_dtype(pytester: pytest.Pytester, restore_offline_env) -> None:
     items, _ = pytester.inline_genitems(str(SUITE), "--rocm-device=cpu", "-p", "no:cacheprovider")
-    names = [item.get_closest_marker("feature").args[0] for item in items]
+    names = [item.get_closest_marker("rocm_feature").args[0] for item in items]
     assert len(items) >= 19
     assert all(ROW.match(n) for n in names), [n for n in names if not ROW.match(n)]
     assert len(set(names)) == len(names), "two tests share a row"

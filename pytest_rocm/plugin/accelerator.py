@@ -1,0 +1,57 @@
+"""Whether each test really used the accelerator, measured while it runs (``--rocm-report`` only).
+
+A foreign suite picks its device itself (einops tests CPU tensors, kornia defaults to
+``--device=cpu``), so a column labelled ``rocm ... gfx1100`` may never have touched the GPU. The
+probe reads, before the test's setup and after its call, the cumulative count of allocations
+torch's caching allocator made on each visible device (``torch.cuda.memory_stats``: read-only, no
+peak reset, nothing of the suite's state changed). A test whose count grew, or that initialised
+CUDA/HIP itself, used the accelerator. It never imports torch: a test that did not import it did
+not use the GPU through it. Not seen: a kernel that allocates nothing through torch (all its
+tensors made before the test). Cost: benchmarks/bench_accelerator_probe.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from pytest_rocm.report.records import ACCELERATOR_PROPERTY
+
+_START = pytest.StashKey[int | None]()
+
+
+def allocations() -> int | None:
+    """Allocations made so far on all visible devices; None while CUDA/HIP is not initialised."""
+    torch: Any = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None) if torch is not None else None
+    if cuda is None or not cuda.is_initialized():
+        return None
+    total = 0
+    for index in range(cuda.device_count()):
+        total += int(cuda.memory_stats(index).get("allocation.all.allocated", 0))
+    return total
+
+
+def used(before: int | None, after: int | None) -> bool:
+    """Whether the test allocated on the accelerator (or initialised it: before unknown, after known)."""
+    if after is None:
+        return False
+    return before is None or after > before
+
+
+class AcceleratorProbe:
+    """Hands each test's ``rocm_accelerator`` (True/False) to the report through user_properties
+    (set before the teardown report is made, so xdist workers carry it to the controller)."""
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        item.stash[_START] = allocations()
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield
+        item.user_properties.append((ACCELERATOR_PROPERTY, used(item.stash.get(_START, None), allocations())))

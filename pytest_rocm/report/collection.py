@@ -1,0 +1,41 @@
+"""The row of a module that failed to collect (``report.records`` holds the rows of tests).
+
+A test module that fails to import is the typical ROCm failure (``hipErrorNoBinaryForGpu`` at
+import, a CUDA-only extension): without a row it would vanish from the report, and with
+``--continue-on-collection-errors`` the table would say "works everywhere". A test whose plugin
+marker is bad is a collection error too (the core plugin reports it); it gets a row the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, collection_feature, feature_of, suite_of
+from pytest_rocm.report.records import MAX_REASON, ResultRecord
+
+
+def collection_reason(text: str) -> str | None:
+    """The error's own line in pytest's collection error text: the last ``E   `` line (the
+    exception, below the traceback), else the first line."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    reason = errors[-1] if errors else (lines[0].strip() if lines else "")
+    return reason[:MAX_REASON] or None
+
+
+def collection_record(report: Any, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS) -> ResultRecord:
+    """A failed ``CollectReport`` as a row: outcome ``error``, the module (its path, ``.py``
+    dropped) as the feature, the error's line as the reason, ``info.collection`` true."""
+    nodeid = str(report.nodeid)
+    feature = feature_of(nodeid, None, device_tokens) if "::" in nodeid else collection_feature(nodeid)
+    longrepr = getattr(report, "longrepr", None)
+    return {
+        "nodeid": nodeid,
+        "feature": feature,
+        "suite": suite_of(nodeid),
+        "outcome": "error",
+        "reason": collection_reason(str(longrepr) if longrepr is not None else "") or "collection failed",
+        "parity": [],
+        "info": {"collection": True},
+    }

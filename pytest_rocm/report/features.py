@@ -1,0 +1,112 @@
+"""A test's row in the compatibility table: its ``suite`` (the table's section) and ``feature``.
+
+Two naming schemes, told apart by the node id alone (pure, so ``report.load`` names old records
+the same way):
+
+- **bundled** suites (a ``suites/``/``_suites/`` folder in the path, or a bundled suite's folder
+  first): ``suites/operators/test_gemm.py::test_matmul[bf16]`` -> section ``operators``, row
+  ``operators/matmul[bf16]``: rows that stay the same when a test moves to another module.
+- **foreign** suites (a library's own tests, vetted with ``--rocm-report``): the row keeps the module
+  path, ``tests/unittests/regression/test_pearson::TestPearson::test_x[float32]``, and the section
+  is the module's folder. Twelve torchmetrics modules each have a ``test_differentiability``: named
+  after the test alone, their rows collided, and a new same-named test elsewhere made ``diff`` see
+  the old one as missing.
+
+In rows named from the node id (not from a ``rocm_feature`` marker), a device token among the
+parameters is replaced by ``device``: kornia's ``[cpu-float32]`` and ``[cuda-float32]`` are the same
+check run in two places, and a CPU column and a GPU column must share its row. The tokens are the
+``rocm_device_ids`` option (``off``: ids kept as they are).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+SUITE_FOLDERS = ("suites", "_suites")
+#: the bundled suites' folders (tests/report checks this against suites/): a node id starting with
+#: one is a bundled suite run from inside suites/
+BUNDLED_SUITES = ("distributed", "known_issues", "libraries", "models", "operators")
+#: torch's device types a parametrize id names where the test runs (``torch.device`` types)
+DEFAULT_DEVICE_TOKENS: tuple[str, ...] = ("cpu", "cuda", "hip", "mps", "xpu")
+#: what a device token becomes in a row name
+DEVICE_PLACEHOLDER = "device"
+
+
+def _split(nodeid: str) -> tuple[list[str], str, list[str]]:
+    """(folders, module file, names after the module) of a node id."""
+    path, _, rest = nodeid.partition("::")
+    parts = path.split("/")
+    return parts[:-1], parts[-1], rest.split("::") if rest else []
+
+
+def is_bundled(nodeid: str) -> bool:
+    folders, _, _ = _split(nodeid)
+    return any(f in SUITE_FOLDERS for f in folders[:-1]) or (bool(folders) and folders[0] in BUNDLED_SUITES)
+
+
+def suite_of(nodeid: str) -> str:
+    """Bundled: the folder under suites/ (``operators``). Foreign: the module's folder
+    (``tests/unittests/regression``). A module at the root: its name without ``test_``."""
+    folders, module, _ = _split(nodeid)
+    for i, part in enumerate(folders[:-1]):
+        if part in SUITE_FOLDERS:
+            return folders[i + 1]
+    if folders:
+        return folders[0] if folders[0] in BUNDLED_SUITES else "/".join(folders)
+    return Path(module).stem.removeprefix("test_")
+
+
+def parse_device_tokens(text: str) -> tuple[str, ...]:
+    """``cpu,cuda`` -> ("cpu", "cuda"); ``off`` -> (); ValueError on a token that is not a name."""
+    value = str(text).strip().lower()
+    if value in ("off", "none", ""):
+        return ()
+    tokens = tuple(t.strip() for t in value.split(",") if t.strip())
+    bad = [t for t in tokens if not re.fullmatch(r"[a-z][a-z0-9_]*", t)]
+    if bad:
+        raise ValueError(f"bad device token {bad[0]!r}: expected names like cpu,cuda (or off)")
+    return tokens
+
+
+def normalise_params(params: str, tokens: Iterable[str]) -> str:
+    """``[cuda:0-float32]`` -> ``[device-float32]``: a device token (with an index: ``cuda:0``,
+    ``cuda0``) that is a whole ``-``-separated part of the ids becomes ``device``."""
+    names = "|".join(re.escape(t) for t in tokens)
+    if not names or not params:
+        return params
+    return re.sub(rf"(?<=[\[\-])(?:{names})(?::?[0-9]+)?(?=[\-\]])", DEVICE_PLACEHOLDER, params)
+
+
+def _params(last: str) -> tuple[str, str]:
+    if "[" in last and last.endswith("]"):
+        return last[: last.index("[")], last[last.index("[") :]
+    return last, ""
+
+
+def feature_of(
+    nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
+) -> str:
+    """``suites/operators/test_matmul.py::test_matmul[bfloat16]`` -> ``operators/matmul[bfloat16]``;
+    ``tests/unit/test_a.py::test_b[cpu]`` -> ``tests/unit/test_a::test_b[device]``; a marker's name wins."""
+    if marker_name:
+        return marker_name
+    folders, module, names = _split(nodeid)
+    names = names or [Path(module).stem]
+    last, params = _params(names[-1])
+    bundled = is_bundled(nodeid)
+    if not bundled:
+        params = normalise_params(params, device_tokens)
+    if folders and not bundled:
+        return "/".join([*folders, module.removesuffix(".py")]) + "::" + "::".join([*names[:-1], last + params])
+    scope = [n.removeprefix("Test") or n for n in names[:-1]]
+    name = ".".join([*scope, last.removeprefix("test_")])
+    return f"{suite_of(nodeid)}/{name}{params}"
+
+
+def collection_feature(nodeid: str) -> str:
+    """The row of a module (or class) that failed to collect: its path, ``.py`` dropped."""
+    path, _, rest = nodeid.partition("::")
+    stem = path.removesuffix(".py") if path.endswith(".py") else path
+    return stem + (f"::{rest}" if rest else "")
