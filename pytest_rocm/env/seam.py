@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
+from pytest_rocm.env.textfile import kind_of
+
 SYSROOT_VARIABLE = "PYTEST_ROCM_SYSROOT"
 
 
@@ -52,19 +54,6 @@ def distribution_version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _file_kind(mode: int) -> str:
-    for test, kind in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return "not a plain file"
 
 
 class Seam:
@@ -103,7 +92,7 @@ class Seam:
         try:
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
-                raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)})", str(real))
+                raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(real))
             with os.fdopen(fd, "rb", closefd=False) as stream:
                 data = stream.read()
         finally:

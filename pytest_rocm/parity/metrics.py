@@ -78,20 +78,12 @@ def _ratio(num: float, den: float) -> float:
     return 0.0 if num == 0 else math.inf
 
 
-def compare_float(
-    got: torch.Tensor,
-    ref: Reference,
-    tol: Tolerance,
-    base: Comparison,
-    *,
-    floor: float = 0.0,
-    allow_vacuous: bool = False,
-) -> Comparison:
-    """Elementwise ``|got-ref| <= max(atol + rtol*|ref| + normwise*rms(ref), floor)``.
-
-    ``floor`` is the cpu-relative mode's allowance (k * the CPU run's max error + atol), 0 otherwise.
-    """
-    base.rtol, base.atol, base.normwise_tol = tol.rtol, tol.atol, tol.normwise
+def _errors(
+    got: torch.Tensor, ref: Reference, base: Comparison, allow_vacuous: bool
+) -> tuple[torch.Tensor, torch.Tensor, int] | Comparison:
+    """|got - ref| per element with max_abs and normwise set on ``base``: (got on the CPU, the
+    differences, the flat index of the largest); or the finished Comparison when there is nothing
+    more to judge (an empty output, a non-finite difference)."""
     base.numel = ref.numel
     g = got.detach().cpu()  # subtracting promotes to float64: no separate float64 copy
     d = torch.sub(g, ref.tensor).abs_()
@@ -107,6 +99,27 @@ def compare_float(
     if not math.isfinite(base.max_abs):
         return _non_finite(g, ref, d, base)
     base.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm)
+    return g, d, int(flat)
+
+
+def compare_float(
+    got: torch.Tensor,
+    ref: Reference,
+    tol: Tolerance,
+    base: Comparison,
+    *,
+    floor: float = 0.0,
+    allow_vacuous: bool = False,
+) -> Comparison:
+    """Elementwise ``|got-ref| <= max(atol + rtol*|ref| + normwise*rms(ref), floor)``.
+
+    ``floor`` is the cpu-relative mode's allowance (k * the CPU run's max error + atol), 0 otherwise.
+    """
+    base.rtol, base.atol, base.normwise_tol = tol.rtol, tol.atol, tol.normwise
+    measured = _errors(got, ref, base, allow_vacuous)
+    if isinstance(measured, Comparison):
+        return measured
+    g, d, flat = measured
     slack = tol.atol + tol.normwise * ref.rms
     excess = torch.add(d, ref.abs, alpha=-tol.rtol)  # d - rtol*|ref|, compared with the slack
     if float(excess.max()) > slack or floor > 0:  # the common passing case skips counting
@@ -197,30 +210,21 @@ def compare_model(
     base.cpu_max_abs, base.cpu_factor = yard.max_abs, k_max
     base.cpu_normwise, base.cpu_normwise_factor = yard.normwise, k_norm
     base.extra["max_abs_bound"] = bound_elem
-    base.numel = ref.numel
-    g = got.detach().cpu()
-    d = torch.sub(g, ref.tensor).abs_()
-    if ref.finite is not None:
-        same = (g == ref.tensor) | (torch.isnan(g) & torch.isnan(ref.tensor))
-        d = torch.where(ref.finite, d, torch.where(same, 0.0, math.inf))
-    if ref.numel == 0:
-        base.max_abs = base.max_rel = base.normwise = 0.0
-        return _vacuous(base, allow_vacuous, "empty output")
-    max_abs, flat = d.reshape(-1).max(0)
-    base.max_abs = float(max_abs)
-    if not math.isfinite(base.max_abs):
-        return _non_finite(g, ref, d, base)
-    base.normwise = _ratio(float(torch.linalg.vector_norm(d)), ref.norm)
+    measured = _errors(got, ref, base, allow_vacuous)
+    if isinstance(measured, Comparison):
+        return measured
+    g, d, flat = measured
+    normwise = base.normwise
+    assert normwise is not None  # set by _errors
     bad = d > bound_elem
     base.n_bad = int(bad.sum())
     base.worst = _worst(g, ref.tensor, int(flat))
     base.max_rel = float(d.div_(ref.abs).nan_to_num_(nan=0.0, posinf=0.0).max())
-    if base.n_bad or base.normwise > bound_norm:
+    if base.n_bad or normwise > bound_norm:
         base.ok, base.kind = False, "mismatch"
-        if base.normwise > bound_norm:
+        if normwise > bound_norm:
             base.detail = (
-                f"normwise error {base.normwise:.3g} > {k_norm:g}x the yardstick's {yard.normwise:.3g} "
-                f"+ {accumulation:.2g}"
+                f"normwise error {normwise:.3g} > {k_norm:g}x the yardstick's {yard.normwise:.3g} + {accumulation:.2g}"
             )
         return base
     if ref.max_abs <= tol.atol:

@@ -187,11 +187,15 @@ def render_text(
         limit = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
         lines.append(f"slowdowns{limit}: {len(diff.slowdowns)}")
         for s in diff.slowdowns:
-            lines.append(f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})")
+            lines.append(
+                f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})"
+            )
         if diff.noisy:
             lines.append(f"noisy (slower, but within the recorded spread): {len(diff.noisy)}")
             for s in diff.noisy:
-                lines.append(f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})")
+                lines.append(
+                    f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})"
+                )
     if diff.added:
         lines.append(f"new features in the candidate: {len(diff.added)}")
     return "\n".join(lines) + "\n"

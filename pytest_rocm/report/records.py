@@ -4,6 +4,10 @@ Pure functions over pytest's TestReport objects (or anything with the same attri
 hooks in ``plugin/report`` stay thin and everything here is testable without running pytest.
 Writing the files (the sidecar, the final JSON) is ``report.files``; reading them back
 (validation, sidecars) is ``report.load``.
+
+Why this module is long: it is the one definition of a report/1 record, its TypedDicts and the
+mapping from pytest's phase reports and user properties to it; split, the format's two halves
+would drift apart.
 """
 
 from __future__ import annotations
@@ -88,10 +92,7 @@ class ResultRecord(_RecordKeys, total=False):
     attempts: int
     #: whether it used the accelerator (allocated on it); absent: not measured
     accelerator: bool
-    #: how fast it ran (the ``perf`` fixture / ``pytest_rocm.perf.measure``; docs/perf.md);
-    #: absent: not measured. ``median_s, spread, reps, work, throughput, unit, peak_fraction,
-    #: backend`` and more, typed as ``pytest_rocm.perf.stats.PerfRecord``
-    perf: dict[str, Any]
+    perf: dict[str, Any]  #: how fast it ran (``perf.stats.PerfRecord``, docs/perf.md); absent: not measured
 
 
 class _DocumentKeys(TypedDict):
@@ -227,7 +228,7 @@ def build_record(
     info: dict[str, Any] = {}
     marker_feature = None
     accelerator: bool | None = None
-    perf: dict[str, Any] | None = None
+    perf = None
     for key, value in _properties(phases):
         if key == PARITY_PROPERTY:
             parity.extend(value if isinstance(value, (list, tuple)) else [value])
@@ -238,7 +239,7 @@ def build_record(
         elif key == ACCELERATOR_PROPERTY:
             accelerator = bool(value)
         elif key == PERF_PROPERTY and isinstance(value, dict):
-            perf = value
+            perf = jsonable(value)
         elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
             timeout = float(value)  # the test's own timeout marker overrides the session's
     outcome, reason = outcome_of(phases, elapsed, timeout)
@@ -260,7 +261,7 @@ def build_record(
     if accelerator is not None:
         record["accelerator"] = accelerator
     if perf is not None:
-        record["perf"] = jsonable(perf)
+        record["perf"] = perf
     return record
 
 

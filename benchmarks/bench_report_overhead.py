@@ -1,0 +1,85 @@
+"""What ``--rocm-report`` costs: the same 5,000 trivial tests with and without the report.
+
+Generates the suite of ``bench_plugin_overhead.py`` (plain, parametrized and class tests), then
+times ``pytest`` on it with ``--rocm-report=FILE`` and without (the plugin loaded in both),
+alternating the two so drift in machine load hits both alike, and prints the ratio of the median
+wall times (the report's cost is partly I/O wait, which CPU time does not count) and of the CPU
+times. Target: <= 1.05. It prints the figures and never fails on them (timing is not a test).
+
+A run with the report detects the machine once (the environment goes into the report: importing
+torch and probing it, ~3 s on a 2-core CPU), a cost per run, not per test. ``--env FILE`` gives
+both variants a recorded environment (``--rocm-env``), which leaves the per-test cost alone.
+
+    python benchmarks/bench_report_overhead.py [--tests 5000] [--runs 5] [--env tests/data/envs/cpu_only.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_plugin_overhead import write_suite
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(root: Path, with_report: bool, env_file: str | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one pytest run in a fresh interpreter."""
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    if env_file:
+        args.append(f"--rocm-env={Path(env_file).resolve()}")
+    if with_report:
+        args.append(f"--rocm-report={root / 'reports' / 'bench.json'}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_ROCM_")}
+    cpu0, start = _children_cpu(), time.perf_counter()
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu0
+    if done.returncode != 0:
+        raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return elapsed, cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=5000, help="suite size (default 5000)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (default 5)")
+    parser.add_argument("--env", help="a recorded environment for both variants (no detection)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rocm-bench-report-") as tmp:
+        root = Path(tmp)
+        write_suite(root, args.tests)
+        run_once(root, True, args.env)  # warm: bytecode caches, file system
+        run_once(root, False, args.env)
+        runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        for i in range(args.runs):
+            for flag in (True, False) if i % 2 == 0 else (False, True):
+                runs[flag].append(run_once(root, flag, args.env))
+    where = f", recorded environment {args.env}" if args.env else ", environment detected"
+    print(f"suite: {args.tests} trivial tests, {args.runs} alternating runs per variant{where}")
+    for what, k in (("wall time", 0), ("CPU time", 1)):
+        a = statistics.median(r[k] for r in runs[True])
+        b = statistics.median(r[k] for r in runs[False])
+        fa, fb = min(r[k] for r in runs[True]), min(r[k] for r in runs[False])
+        print(
+            f"{what:>9}: with --rocm-report {a:.3f} s, without {b:.3f} s,"
+            f" ratio of medians {a / b:.3f}, of the fastest runs {fa / fb:.3f}"
+        )
+    a = statistics.median(r[0] for r in runs[True])
+    b = statistics.median(r[0] for r in runs[False])
+    print(f"ratio (median wall time with / without --rocm-report): {a / b:.3f}  (target <= 1.05)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Perf records in the report's readers: the table's figure and chart, the gate's slowdowns.
+
+Torch-free and pure. A perf record is ``results[*].perf`` (docs/perf.md): ``median_s``,
+``spread`` (relative interquartile range of the repetitions), ``throughput`` + ``unit``,
+``peak_fraction``... Records from reports written before it simply have none.
+
+- :func:`perf_figure` -> ``"312 GFLOP/s, 4 % of peak"``: the text a table cell shows next to the
+  outcome and parity figure;
+- :func:`perf_chart_svg` -> one self-contained SVG of the measured rows across the columns
+  (each row's throughput relative to its best column), for the HTML page (:func:`table_chart_svg`
+  takes a ``report.table.Table``);
+- :func:`slowdown_of` -> how much slower CANDIDATE ran than BASE and whether the change is within
+  the recorded noise: the gate (``rocm-compat diff --max-slowdown``).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: the default threshold of ``diff --max-slowdown``: 25 % slower is a slowdown
+DEFAULT_MAX_SLOWDOWN = 1.25
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _scaled(value: float, unit: str) -> str:
+    """``312 GFLOP/s``, ``1.31 TFLOP/s``, ``850 MB/s``: three significant digits, SI prefix moved;
+    ``41.2 tokens/s`` as it is (units without the G prefix are not rescaled)."""
+    if not unit.startswith("G"):
+        return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.3g} {unit}"
+    base = unit.removeprefix("G")  # FLOP and byte rates are stored in G (1e9)
+    for factor, prefix in ((1e3, "T"), (1.0, "G"), (1e-3, "M"), (1e-6, "k")):
+        if value >= factor or factor == 1e-6:
+            return f"{value / factor:.3g} {prefix}{base}"
+    return f"{value:.3g} {unit}"  # pragma: no cover - the loop always returns
+
+
+def perf_figure(record: Mapping[str, Any] | None) -> str:
+    """The cell text of a perf record: ``312 GFLOP/s, 4 % of peak``; ``1.2 ms`` without work; ``""``
+    without a record (an older report, a row that does not measure)."""
+    if not isinstance(record, Mapping):
+        return ""
+    throughput, unit = _number(record.get("throughput")), record.get("unit")
+    if throughput is not None and isinstance(unit, str) and unit:
+        text = _scaled(throughput, unit)
+    else:
+        median = _number(record.get("median_s"))
+        if median is None:
+            return ""
+        text = f"{median * 1e3:.3g} ms" if median >= 1e-3 else f"{median * 1e6:.3g} µs"
+    fraction = _number(record.get("peak_fraction"))
+    if fraction is not None:
+        text += f", {fraction * 100:.2g} % of peak"
+    return text
+
+
+# -- the gate -----------------------------------------------------------------------------------
+@dataclass
+class Slowdown:
+    """One row measured in both reports that ran slower in CANDIDATE than ``max_slowdown`` allows."""
+
+    feature: str
+    base_s: float
+    candidate_s: float
+    #: how many times slower (the ratio of throughputs where both have one, else of medians)
+    factor: float
+    #: the noise band: the wider of the two recorded spreads
+    noise: float
+    #: the change lies within the noise band: reported as noisy, never a regression
+    noisy: bool
+
+
+def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
+    """How many times slower ``after`` ran: base throughput / candidate throughput (same unit),
+    else candidate median / base median; None when they cannot be compared."""
+    tp_b, tp_a = _number(before.get("throughput")), _number(after.get("throughput"))
+    if tp_b and tp_a and before.get("unit") == after.get("unit"):
+        return tp_b / tp_a
+    med_b, med_a = _number(before.get("median_s")), _number(after.get("median_s"))
+    if med_b and med_a is not None and before.get("work") == after.get("work"):
+        return med_a / med_b
+    return None
+
+
+def slowdown_of(
+    feature: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None, max_slowdown: float
+) -> Slowdown | None:
+    """The slowdown of a row between two perf records, when it ran more than ``max_slowdown``
+    times slower; None otherwise (or when either is missing). A change no wider than the rows'
+    recorded spread (``factor - 1 <= max(spread)``) is marked ``noisy``: on a loaded machine the
+    repetitions of one run already differ that much, so it proves nothing."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return None
+    factor = _speed_ratio(before, after)
+    if factor is None or not factor > max_slowdown:
+        return None
+    noise = max(_number(before.get("spread")) or 0.0, _number(after.get("spread")) or 0.0)
+    return Slowdown(
+        feature,
+        float(before.get("median_s") or 0.0),
+        float(after.get("median_s") or 0.0),
+        factor,
+        noise,
+        factor - 1 <= noise,
+    )
+
+
+# -- the chart ------------------------------------------------------------------------------------
+def perf_chart_svg(rows: Sequence[tuple[str, Mapping[str, Mapping[str, Any] | None]]], columns: Sequence[str]) -> str:
+    """A bar chart of the measured rows across the columns, one self-contained ``<svg>``.
+
+    ``rows``: ``[(feature, {column label: perf record or None})]``; ``columns``: the labels in the
+    table's order. Each bar is the column's throughput relative to the row's best column (so GEMM
+    TFLOP/s and copy GB/s share one axis), labelled with :func:`perf_figure`; a row measured in no
+    column is left out. ``""`` when nothing was measured."""
+    measured = []
+    for feature, cells in rows:
+        speeds = {c: _speed(cells.get(c)) for c in columns}
+        best = max((s for s in speeds.values() if s), default=None)
+        if best:
+            measured.append((feature, cells, speeds, best))
+    if not measured:
+        return ""
+    bar_h, gap, left, width = 12, 8, 260, 360
+    height = sum(len(columns) * bar_h + gap for _ in measured) + 20
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="perf-chart" width="{left + width + 200}" height="{height}"'
+        ' role="img" aria-label="throughput per row and column, relative to the row\'s best column">',
+    ]
+    y = 10
+    for feature, cells, speeds, best in measured:
+        parts.append(f'<text x="0" y="{y + bar_h}" font-size="11">{html.escape(feature)}</text>')
+        for i, column in enumerate(columns):
+            speed = speeds[column]
+            length = 0 if not speed else max(1, round(width * speed / best))
+            figure = perf_figure(cells.get(column)) or "not measured"
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{length}" height="{bar_h - 2}" class="perf-col{i}"'
+                f' fill="hsl({(i * 67) % 360},55%,50%)"><title>{html.escape(column)}: {html.escape(figure)}</title></rect>'
+                f'<text x="{left + length + 4}" y="{y + bar_h - 3}" font-size="10">{html.escape(column)}: {html.escape(figure)}</text>'
+            )
+            y += bar_h
+        y += gap
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def table_chart_svg(table: Any) -> str:
+    """:func:`perf_chart_svg` of a ``report.table.Table`` (its ``labels`` and ``rows``, each row's
+    ``cells[label].perf``): the call the HTML page makes. Duck-typed: table.py imports this module."""
+    rows = [
+        (row.feature, {label: getattr(cell, "perf", None) for label, cell in row.cells.items()}) for row in table.rows
+    ]
+    return perf_chart_svg(rows, list(table.labels))
+
+
+def _speed(record: Mapping[str, Any] | None) -> float | None:
+    """Higher is faster: the throughput, else 1 / median."""
+    if not isinstance(record, Mapping):
+        return None
+    throughput = _number(record.get("throughput"))
+    if throughput:
+        return throughput
+    median = _number(record.get("median_s"))
+    return 1.0 / median if median else None
