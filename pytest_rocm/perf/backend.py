@@ -32,7 +32,7 @@ def blas_facts(device: torch.device | str) -> dict[str, Any]:
     """``{"blas": "hipblaslt"|"cublas"|"cublaslt"|"mkl"|..., "TORCH_BLAS_PREFER_HIPBLASLT": ...,
     "tunableop": bool}`` for ``device``, as far as this torch can tell."""
     where = torch.device(device)
-    facts: dict[str, Any] = {"torch": torch.__version__}
+    facts: dict[str, Any] = {"torch": str(torch.__version__)}  # a TorchVersion (str subclass) xdist cannot send
     if where.type == "cuda":
         preferred = getattr(torch.backends.cuda, "preferred_blas_library", None)
         if preferred is not None:

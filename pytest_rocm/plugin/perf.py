@@ -12,6 +12,7 @@ imported only when the fixture is called.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,9 +57,11 @@ class Perf:
         settings = {**BUDGETS[self.scale], **{k: kwargs.pop(k) for k in list(kwargs) if k in BUDGETS["ci"]}}
         device = kwargs.pop("device", None) or device_of(args, kwargs)
         facts = {**blas_facts(device), **dict(backend or {})}
-        record = dict(
-            measure(fn, *args, work=work, name=name, dtype=dtype, backend=facts, device=device, **settings, **kwargs)
+        measured = measure(
+            fn, *args, work=work, name=name, dtype=dtype, backend=facts, device=device, **settings, **kwargs
         )
+        # plain JSON types only: xdist (execnet) cannot send str subclasses such as torch's TorchVersion
+        record: dict[str, Any] = json.loads(json.dumps(measured))
         self.record = record
         self.item.user_properties.append((PERF_PROPERTY, record))
         return record

@@ -86,3 +86,22 @@ def test_max_slowdown_below_one_or_not_a_number_is_one_line_exit_2(
     assert cli.main(["diff", "a.json", "b.json", "--max-slowdown", value]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--max-slowdown" in err
+
+
+def test_a_measured_row_reaches_the_report_through_xdist(pytester: pytest.Pytester) -> None:
+    # execnet sends plain types only: a TorchVersion (str subclass) in the record crashed the
+    # worker and ended `rocm-compat run` in an INTERNALERROR
+    pytester.makepyfile(
+        test_row=ROW
+        + """
+def test_row_with_a_version_object(perf):
+    perf(op, torch.ones(16), work={"bytes": 64}, backend={"torch": torch.__version__})
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "--rocm-report=x.json", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "1", CPU_ENV
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    results = json.loads((pytester.path / "x.json").read_text())["results"]
+    assert [r["outcome"] for r in results] == ["passed", "passed"]
+    assert all(r["perf"]["backend"]["torch"] for r in results)
