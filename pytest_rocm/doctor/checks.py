@@ -89,7 +89,6 @@ CHECKS: tuple[CheckFunction, ...] = (
 #: the checks that need no torch: what the pytest header can afford before any test asked for torch
 SYSTEM_CHECKS: tuple[CheckFunction, ...] = (
     check_wsl,
-    check_accelerator,
     check_driver,
     check_kfd_access,
     check_override,

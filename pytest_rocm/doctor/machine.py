@@ -45,7 +45,7 @@ def check_accelerator(env: Environment, extras: Extras) -> Check:
         where = ", ".join(extras.pci_nvidia_gpus) or "its driver's device files"
         return Check("accelerator", "ok", f"NVIDIA GPU ({where})")
     nvidia = "no NVIDIA device" if extras.nvidia_driver is not None else "NVIDIA devices not probed"
-    torch = f"torch {env.torch} ({env.backend} build) can" if env.torch else "torch (not installed) could"
+    torch = f"torch {env.torch} can" if env.torch else "torch (not installed) could"
     return Check(
         "accelerator",
         "warn",

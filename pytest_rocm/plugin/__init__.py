@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
-from pytest_rocm.plugin import header, hookspecs, options, xdist
+from pytest_rocm.plugin import header, hookspecs, options, plan, xdist
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import item_marks, refresh
@@ -87,6 +87,7 @@ def _initial_state(config: pytest.Config, settings: options.Settings) -> state.R
 def pytest_configure(config: pytest.Config) -> None:
     markers.register(config)
     config.pluginmanager.register(FixtureMarkers(), "rocm-fixture-markers")
+    config.pluginmanager.register(PlanSummary(config), "rocm-plan-summary")
     if getattr(config.option, "help", False):
         return
     settings = options.resolve(config)
@@ -177,7 +178,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _version_lookup(config: pytest.Config) -> Any:
     st = state.get_state(config)
     recorded = st.environment.libraries if st.recorded and st.environment else None
-    return markers.library_lookup(recorded, distribution_version)
+    return markers.library_lookup(recorded, distribution_version, st.source if recorded is not None else None)
 
 
 #: how many markers the item had when they were last decided (a fixture may add more)
@@ -224,6 +225,10 @@ def _apply_markers(item: pytest.Item) -> None:
     decision = markers.evaluate(parsed, sel, _version_lookup(item.config))
     if decision.skip:
         raise pytest.skip.Exception(decision.skip, _use_item_location=True)
+    if sel is not None and sel.plan and any(p.name in markers.DEVICE_NAMES for p in parsed):
+        # decided as on the plan's architecture; never executed on this machine's hardware
+        xfail = decision.xfail[0] if decision.xfail else None
+        raise pytest.skip.Exception(plan.would_run(sel.plan, xfail), _use_item_location=True)
     if decision.xfail:
         reason, strict = decision.xfail
         # strict None: left out, so pytest applies its xfail_strict ini as for its own xfail marker
@@ -272,6 +277,35 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     st = state.get_state(session.config)
     for name, value in header.junit_properties(state.get_selection(session.config), st.source):
         xml.add_global_property(name, value)
+
+
+class PlanSummary:
+    """Counts what a plan decided and says it at the end: how many tests would run on the
+    architecture, how many would skip and why (counted where the reports arrive: the xdist
+    controller gets every worker's)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.tally: plan.PlanTally | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        st = state.get_state(self.config)
+        if st.selection is None or not st.selection.plan:
+            return
+        # one count per test: its setup when that did not pass (a skip), else its call
+        if not (report.when == "call" or (report.when == "setup" and not report.passed)):
+            return
+        self.tally = self.tally or plan.PlanTally(st.selection.plan)
+        reason = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else None
+        self.tally.add(report.outcome, reason)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.tally is not None:
+            terminalreporter.section("rocm plan")
+            for line in self.tally.lines():
+                terminalreporter.write_line(line)
 
 
 class XdistController:

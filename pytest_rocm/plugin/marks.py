@@ -11,6 +11,9 @@ every rule is tested without pytest and without a GPU. Every skip reason names t
 ``needs gfx942 (cdna3), device 0 is gfx1100 (rdna3)``.
 
 Parsed markers are cached per test (:mod:`pytest_rocm.plugin.markcache`).
+
+Why this module is long: it is the registry, each marker's parse and decide beside its spec and
+the one ``evaluate``; the version and size markers already moved to ``plugin/versions``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pytest_rocm.plugin.versions import library_lookup
 
 __all__ = [
     "ALIASES",
+    "ARCH_NAMES",
+    "DEVICE_NAMES",
     "ENV_NAMES",
     "NAMES",
     "SPECS",
@@ -250,6 +255,11 @@ SPECS: dict[str, MarkerSpec] = {
     )
 }
 NAMES = frozenset(SPECS)
+#: the markers that decide the architecture: decided before the others, so a skip says first
+#: whether the architecture fits ("does this run on MI300X but not on a 7900?")
+ARCH_NAMES = frozenset({"rocm_gfx", "rocm_skip_gfx", "rocm_xfail_gfx"})
+#: the markers whose test needs a device: in a plan such a test is decided, never executed
+DEVICE_NAMES = frozenset({"rocm_gpu", "rocm_gpus", "rocm_backend", "rocm_min_vram", "rocm_version", *ARCH_NAMES})
 ENV_NAMES = frozenset(n for n, s in SPECS.items() if s.needs_env)
 #: the first version's short names -> the canonical names they alias
 ALIASES: dict[str, str] = {s.short: s.name for s in SPECS.values() if s.short}
@@ -310,16 +320,22 @@ def parse_mark(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Pars
 
 
 def evaluate(parsed: Iterable[Parsed], sel: Selection | None, version_of: VersionOf) -> Decision:
-    """Each marker's decision in marker order: the first skip wins; otherwise the first xfail;
-    otherwise run. ``sel`` may be None only when no marker needs the environment."""
+    """Each marker's decision, the architecture markers first, then the others in marker order:
+    the first skip wins; otherwise the first xfail; otherwise run. In a plan, a skip after
+    ``rocm_gfx`` matched says so first (``fits gfx942 (cdna3); needs ROCm >=6.1, ...``). ``sel``
+    may be None only when no marker needs the environment."""
     ctx = Context(sel, version_of)
     xfail = None
-    for p in parsed:
+    arch_fits = False
+    for p in sorted(parsed, key=lambda p: p.name not in ARCH_NAMES):  # stable: marker order kept
         spec = SPECS[p.name]
         if spec.needs_env and sel is None:
             raise ValueError(f"{p.text} needs the environment")  # programming error, not user input
         decision = spec.decide(p.args, ctx)
         if decision.skip:
+            if arch_fits and sel is not None and sel.plan:
+                return Decision(skip=f"fits {arch.describe(sel.plan)}; {decision.skip}")
             return decision
+        arch_fits = arch_fits or p.name == "rocm_gfx"
         xfail = xfail or decision.xfail
     return Decision(xfail=xfail)

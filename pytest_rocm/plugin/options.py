@@ -5,6 +5,9 @@ Precedence, highest first: command line > environment variable > ini file > defa
 order pytest-timeout uses). A bad value is a ``pytest.UsageError`` whose one line names where the
 value came from (``--rocm-gfx``, ``PYTEST_ROCM_GFX`` or ``rocm_gfx in pytest.ini``), so the user
 knows which of the three to fix. Resolution imports no torch and detects nothing.
+
+Why this module is long: it is the one table of every option (``OPTIONS``), its parser and its
+resolution; split up, the precedence and the error format would be written twice.
 """
 
 from __future__ import annotations
@@ -95,6 +98,28 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="auto|off",
     ),
     OptionSpec(
+        "rocm_plan_rocm",
+        "--rocm-plan-rocm",
+        "PYTEST_ROCM_PLAN_ROCM",
+        "the ROCm version a plan (--rocm-gfx with no device here) assumes, for rocm_version markers",
+        metavar="VERSION",
+    ),
+    OptionSpec(
+        "rocm_plan_torch",
+        "--rocm-plan-torch",
+        "PYTEST_ROCM_PLAN_TORCH",
+        "the torch version a plan assumes, for rocm_torch_version markers (default: this machine's torch)",
+        metavar="VERSION",
+    ),
+    OptionSpec(
+        "rocm_plan_combo",
+        "--rocm-plan-combo",
+        "PYTEST_ROCM_PLAN_COMBO",
+        "a ROCm combination of matrix/combos.toml whose ROCm and torch a plan assumes "
+        "(--rocm-plan-rocm and --rocm-plan-torch win over it)",
+        metavar="NAME",
+    ),
+    OptionSpec(
         "rocm_device_ids",
         "--rocm-device-ids",
         "PYTEST_ROCM_DEVICE_IDS",
@@ -174,6 +199,10 @@ class Settings:
     short_markers: bool = True
     #: device tokens normalised in the report's row names (report.features)
     device_ids: tuple[str, ...] = DEFAULT_DEVICE_TOKENS
+    #: the versions a plan assumes (plugin/plan.py), with the options that gave them
+    plan_rocm: str | None = None
+    plan_torch: str | None = None
+    plan_source: str = ""
 
     @property
     def forced_cpu(self) -> bool:
@@ -286,12 +315,25 @@ def resolve(config: pytest.Config) -> Settings:
     values["short_markers"] = short is not False
     device_ids, _ = checked("rocm_device_ids", parse_device_tokens)
     values["device_ids"] = DEFAULT_DEVICE_TOKENS if device_ids is None else device_ids
+    values.update(_plan_versions(checked))
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(
             f"{settings.require_gpu_source} contradicts {settings.device_source}=cpu: the CPU is not an accelerator"
         )
     return settings
+
+
+def _plan_versions(checked: Any) -> dict[str, Any]:
+    """--rocm-plan-rocm / --rocm-plan-torch, each winning over what --rocm-plan-combo gives."""
+    from pytest_rocm.plugin.plan import PlanVersions, parse_combo_option, parse_version_option
+
+    combo, combo_source = checked("rocm_plan_combo", parse_combo_option)
+    combo = combo or PlanVersions()
+    rocm, rocm_source = checked("rocm_plan_rocm", parse_version_option)
+    torch, torch_source = checked("rocm_plan_torch", parse_version_option)
+    sources = [s for s in (combo_source, rocm_source, torch_source) if s]
+    return {"plan_rocm": rocm or combo.rocm, "plan_torch": torch or combo.torch, "plan_source": ", ".join(sources)}
 
 
 def publish(config: pytest.Config, settings: Settings) -> None:

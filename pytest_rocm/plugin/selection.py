@@ -68,6 +68,16 @@ def no_device_reason(env: Environment) -> str:
 
 def select(env: Environment, settings: Settings) -> Selection:
     """Apply --rocm-device / --rocm-gfx to an environment. Raises SelectionError."""
+    sel = _select(env, settings)
+    if settings.plan_source and not sel.plan:
+        raise SelectionError(
+            f"{settings.plan_source}: only a plan takes versions (--rocm-gfx with no device here); "
+            "this run decides from the device and torch it has"
+        )
+    return sel
+
+
+def _select(env: Environment, settings: Settings) -> Selection:
     devices = tuple(env.devices)
     if settings.forced_cpu:
         return Selection(
@@ -130,7 +140,15 @@ def _plan(env: Environment, settings: Settings) -> Selection:
         features=features,
         in_build=None,
     )
-    plan_env = dataclasses.replace(env, backend="rocm", devices=[device])
+    # the versions the plan was given, else this machine's (a ROCm torch without a GPU here has a
+    # ROCm; a CPU one has none, and rocm_version markers then say how to give one)
+    plan_env = dataclasses.replace(
+        env,
+        backend="rocm",
+        devices=[device],
+        rocm=settings.plan_rocm or env.rocm,
+        torch=settings.plan_torch or env.torch,
+    )
     return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx))
 
 
@@ -173,5 +191,8 @@ def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
     if env.torch is None:
         return None, "torch is not installed"
     if sel.plan:
-        return None, f"the plan for {sel.plan} knows no ROCm version (record one and use --rocm-env)"
+        return None, (
+            f"the plan for {sel.plan} knows no ROCm version "
+            "(give it one: --rocm-plan-rocm=6.2 or --rocm-plan-combo=NAME, or use --rocm-env)"
+        )
     return None, f"torch {env.torch} has no ROCm runtime (backend {env.backend})"

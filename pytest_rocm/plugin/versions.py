@@ -116,22 +116,46 @@ def _is_version(text: str) -> bool:
         return False
 
 
-def library_lookup(
-    recorded: dict[str, str | None] | None, installed: Callable[[str], str | None]
-) -> Callable[[str], str | None]:
+class LibraryLookup:
     """Version lookup for ``requires``: a recorded environment's libraries when it lists the
-    distribution (decisions follow the recording), else this machine's package metadata."""
-    from packaging.utils import canonicalize_name
+    distribution (decisions follow the recording), else this machine's package metadata.
+    :meth:`where` says which of the two answered, so a reason never passes a recording's
+    "not installed" off as this machine's."""
 
-    table = {canonicalize_name(k): v for k, v in (recorded or {}).items()}
+    def __init__(
+        self,
+        recorded: dict[str, str | None] | None,
+        installed: Callable[[str], str | None],
+        source: str | None = None,
+    ) -> None:
+        from packaging.utils import canonicalize_name
 
-    def version_of(dist: str) -> str | None:
-        key = canonicalize_name(dist)
-        if key in table:
-            return table[key]
-        return installed(dist)
+        self._canonical = canonicalize_name
+        self._table = {canonicalize_name(k): v for k, v in (recorded or {}).items()}
+        self._installed = installed
+        self._source = source
 
-    return version_of
+    def __call__(self, dist: str) -> str | None:
+        key = self._canonical(dist)
+        if key in self._table:
+            return self._table[key]
+        return self._installed(dist)
+
+    def where(self, dist: str) -> str:
+        """``in the recorded environment mi210.json (here: 0.50.2)`` or "" for this machine."""
+        if self._canonical(dist) not in self._table:
+            return ""
+        here = self._installed(dist)
+        return f"in the recorded environment {self._source or ''}".rstrip() + (
+            f" (installed here: {here})" if here else " (not installed here either)"
+        )
+
+
+def library_lookup(
+    recorded: dict[str, str | None] | None, installed: Callable[[str], str | None], source: str | None = None
+) -> LibraryLookup:
+    """See :class:`LibraryLookup`; ``source`` names the recording (``--rocm-env`` FILE)."""
+    return LibraryLookup(recorded, installed, source)
 
 
 # -- the markers ------------------------------------------------------------------------------------
@@ -210,10 +234,12 @@ def _decide_requires(args: tuple[Any, ...], ctx: Context) -> Decision:
     if req.marker is not None and not req.marker.evaluate():
         return RUN  # the requirement does not apply on this platform
     installed = ctx.version_of(req.name)
+    where_of = getattr(ctx.version_of, "where", None)
+    where = where_of(req.name) if where_of else ""
     if installed is None:
-        return Decision(skip=not_installed_reason(req.name, f"needs {req}"))
+        return Decision(skip=not_installed_reason(req.name, f"needs {req}" + (f"; {where}" if where else "")))
     if req.specifier and not satisfies(req.specifier, installed):
-        return Decision(skip=f"needs {req}, this is {req.name} {installed}")
+        return Decision(skip=f"needs {req}, this is {req.name} {installed}" + (f" {where}" if where else ""))
     return RUN
 
 

@@ -7,7 +7,8 @@ builds on the table) import in one direction only: this one imports both.
 from __future__ import annotations
 
 from pytest_rocm.report.html import render_html
-from pytest_rocm.report.table import Table, render_csv, render_markdown
+from pytest_rocm.report.markdown import render_markdown
+from pytest_rocm.report.table import Table, render_csv
 
 #: what ``rocm-compat table --format`` offers (the default: md)
 FORMATS: tuple[str, ...] = ("md", "csv", "html")

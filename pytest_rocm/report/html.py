@@ -1,7 +1,13 @@
 """The compatibility table as one self-contained HTML page (no network: inline CSS, JS and SVG).
 
-What a reader gets: the environment of each column, a colour per outcome, the reason on hover,
-filters by outcome and suite, and per column a chart of fp16 vs bf16 errors per operation.
+Read top down in a minute: a banner per CPU reference-baseline column, the environments (the
+scale profile in each column header), the summary (per suite and column: passed, failed,
+crashed, not-installed, skipped), the rows that differ between columns and the failures, the charts
+(fp16 vs bf16 error per operation, the first column's open; throughput where measured), then
+every row in a collapsed section per suite. One row per feature, the dtypes as sub-columns; each cell shows its
+reason, its parity figure with the tolerance (legend above the rows) and a grown error. Filters
+by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
+page says is decided in ``report.grid``, as for the Markdown.
 """
 
 from __future__ import annotations
@@ -11,8 +17,21 @@ from html import escape
 from typing import Any
 
 from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
+from pytest_rocm.report.grid import (
+    LEGEND,
+    NO_DTYPE,
+    SUMMARY,
+    FeatureRow,
+    cpu_baselines,
+    feature_rows,
+    growth_text,
+    status_counts,
+    suite_dtypes,
+    summary,
+)
 from pytest_rocm.report.outcomes import OUTCOMES
-from pytest_rocm.report.table import STATUSES, Row, Table, environment_line, issue_name
+from pytest_rocm.report.perf import table_chart_svg
+from pytest_rocm.report.table import GOOD, Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
     "passed": ("#c8e6c9", "#1b5e20"),
@@ -29,35 +48,42 @@ COLOURS = {  # background, text
 STATUS_COLOURS = {"works everywhere": "#2e7d32", "partial": "#ef6c00", "broken": "#c62828", "untested": "#757575"}
 #: the charted dtypes (the low-precision ones) and their bars' colours
 DTYPE_COLOURS = dict(zip(LOW_PRECISION_DTYPES, ("#1f77b4", "#ff7f0e"), strict=True))
+CELL_REASON_CHARS = 300  # how much of a reason a cell shows (the whole of it is in its title)
 
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
-thead th{background:#f5f5f5;position:sticky;top:0}
-td.cell{white-space:nowrap;font-weight:600}td.cell small{display:block;font-weight:400;font-family:monospace}
-td.missing{color:#999}td.status{font-weight:600}
+thead th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n.hot{background:#ffcdd2;color:#b71c1c;font-weight:700}
+td.cell{font-weight:600;min-width:80px;max-width:320px}td.cell small{display:block;font-weight:400}
+td.cell small.fig{font-family:monospace}td.cell small.why{overflow-wrap:anywhere}
+td.cell small.grown{color:#b71c1c;font-weight:700}td.missing{color:#999}td.status{font-weight:600;white-space:nowrap}
 #filters{display:flex;flex-wrap:wrap;gap:12px 20px;align-items:center;margin:12px 0;padding:8px;background:#fafafa;border:1px solid #e0e0e0}
 #filters label{white-space:nowrap}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:3px}
-.suite-head td{background:#eceff1;font-weight:700}.hidden{display:none}
-.note{color:#b71c1c}figure{margin:8px 0 16px}figcaption{font-weight:600}
+.hidden{display:none}.note{color:#b71c1c}
+.banner{background:#fff3e0;border:2px solid #ef6c00;padding:8px 12px;margin:8px 0;font-weight:600}
+figure{margin:4px 0 8px}
+details{margin:8px 0}summary{font-weight:600;cursor:pointer;font-size:15px}#legend{color:#444;max-width:1100px}
 """
 
 SCRIPT = """
 (function(){
-  var boxes=document.querySelectorAll('input[name=outcome]');
-  var suite=document.getElementById('suite-filter');
+  var boxes=document.querySelectorAll('input[name=outcome]'),suite=document.getElementById('suite-filter');
   function apply(){
-    var on={};boxes.forEach(function(b){on[b.value]=b.checked;});
-    var shown=0,seen={};
+    var on={},every=true;boxes.forEach(function(b){on[b.value]=b.checked;every=every&&b.checked;});
+    var shown=0,total=0;
     document.querySelectorAll('tr.row').forEach(function(tr){
       var outs=tr.dataset.outcomes.split(' ').filter(Boolean);
       var ok=(!suite.value||tr.dataset.suite===suite.value)&&outs.some(function(o){return on[o];});
-      tr.classList.toggle('hidden',!ok);if(ok){shown++;seen[tr.dataset.suite]=1;}
+      tr.classList.toggle('hidden',!ok);
+      if(tr.closest('#all-rows')){total++;if(ok)shown++;}
     });
-    document.querySelectorAll('tr.suite-head').forEach(function(tr){tr.classList.toggle('hidden',!seen[tr.dataset.suite]);});
-    document.getElementById('shown-count').textContent=shown+' of '+document.querySelectorAll('tr.row').length+' rows shown';
-  }
+    document.querySelectorAll('#all-rows details').forEach(function(d){
+      var any=!!d.querySelector('tr.row:not(.hidden)');d.classList.toggle('hidden',!any);
+      if(!every||suite.value){d.open=any;}  // a filter opens what it found
+    });
+    document.getElementById('shown-count').textContent=shown+' of '+total+' rows shown';}
   // a link can carry a filter: table.html#outcome=failed,crashed&suite=operators
   var want={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
     var i=kv.indexOf('=');if(i>0)want[kv.slice(0,i)]=decodeURIComponent(kv.slice(i+1));});
@@ -69,87 +95,123 @@ SCRIPT = """
 """
 
 
-def _issue_link(row: Row) -> str:
-    """A known-issues row links its public report (seen on, fixed in as the link's title)."""
-    if not row.issue or not row.issue.get("url"):
-        return ""
-    url = str(row.issue["url"])
-    return f' <a class=issue href="{_attr(url)}" title="{_attr(row.issue_text())}">{_attr(issue_name(url))}</a>'
-
-
 def _attr(text: Any) -> str:
     return escape(str(text), quote=True)
+
+
+def _banners(table: Table) -> str:
+    return "".join(
+        f'<div class=banner data-label="{_attr(label)}">CPU reference baseline: the column '
+        f"&ldquo;{_attr(table.column(label))}&rdquo; ran on the CPU; its results say nothing about a GPU.</div>"
+        for label in cpu_baselines(table)
+    )
 
 
 def _environments(table: Table) -> str:
     rows = []
     for label in table.labels:
-        env = table.environments[label]
         note = ' <span class="note">interrupted run: partial results</span>' if label in table.interrupted else ""
         warning = table.accelerator_warning(label)
         note += f' <span class="note">warning: {_attr(warning)}</span>' if warning else ""
-        source = table.sources.get(label, "")
         rows.append(
-            f"<tr><th>{_attr(table.column(label))}</th><td>{_attr(environment_line(env))}{note}</td><td>{_attr(source)}</td></tr>"
+            f"<tr><th>{_attr(table.column(label))}</th><td>{_attr(environment_line(table.environments[label]))}"
+            f"{note}</td><td>{_attr(table.sources.get(label, ''))}</td></tr>"
         )
-    return (
-        "<table class=envs><thead><tr><th>column</th><th>environment</th><th>report</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
+    head = "<thead><tr><th>column</th><th>environment</th><th>report</th></tr></thead>"
+    return f"<table class=envs>{head}<tbody>{''.join(rows)}</tbody></table>"
 
 
-def _filters(table: Table) -> str:
-    boxes = []
-    for outcome in OUTCOMES:
-        bg, _ = COLOURS[outcome]
-        boxes.append(
-            f'<label><input type=checkbox name=outcome value="{outcome}" checked>'
-            f'<span class=swatch style="background:{bg}"></span>{outcome}</label>'
-        )
-    suites = sorted({r.suite for r in table.rows})
-    options = "".join(f'<option value="{_attr(s)}">{_attr(s)}</option>' for s in suites)
-    return (
-        f"<div id=filters><span>Outcome:</span>{''.join(boxes)}"
-        f'<label>Suite: <select id=suite-filter><option value="">all suites</option>{options}</select></label>'
-        f"<span id=shown-count></span></div>"
-    )
-
-
-def _main_table(table: Table) -> str:
-    width = len(table.labels) + 2
-    head = "".join(
-        f'<th title="{_attr(environment_line(table.environments[label]))}">{_attr(table.column(label))}</th>'
-        for label in table.labels
-    )
-    out = [f"<table id=compat><thead><tr><th>feature</th>{head}<th>status</th></tr></thead><tbody>"]
-    suite = None
-    for row in table.rows:
-        if row.suite != suite:
-            suite = row.suite
-            out.append(
-                f'<tr class=suite-head data-suite="{_attr(suite)}"><td colspan={width}>{_attr(suite or "(no suite)")}</td></tr>'
+def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in status_counts(rows).items())
+    head = "".join(f"<th>{name}</th>" for name, _ in SUMMARY)
+    body = []
+    for suite, per_label in summary(table).items():
+        for label, numbers in per_label.items():
+            cells = "".join(
+                f'<td class="n n-{name}{" hot" if numbers[name] and name in ("failed", "crashed") else ""}">'
+                f"{numbers[name]}</td>"
+                for name, _ in SUMMARY
             )
-        cells, outcomes = [], []
-        for cell in row.cells.values():
-            if cell is None:
-                cells.append('<td class="cell missing" title="not run in this environment">—</td>')
-                continue
-            outcomes.append(cell.outcome)
-            bg, fg = COLOURS[cell.outcome]
-            figure = f"<small>{_attr(cell.figure())}</small>" if cell.errors else ""
-            title = cell.reason or cell.outcome
-            cells.append(
-                f'<td class="cell o-{cell.outcome}" style="background:{bg};color:{fg}" title="{_attr(title)}">{cell.outcome}{figure}</td>'
+            body.append(
+                f'<tr data-suite="{_attr(suite)}" data-label="{_attr(label)}"><td>{_attr(suite or "(no suite)")}</td>'
+                f"<td>{_attr(table.column(label))}</td>{cells}</tr>"
             )
-        colour = STATUS_COLOURS[row.status]
+    return (
+        f"<p id=row-summary>{len(rows)} features: {counts}; <b id=differ-count>{differ}</b> differ between columns</p>"
+        f"<table id=summary><thead><tr><th>suite</th><th>column</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _cell(cell: Cell | None, growth: float | None, base: str, span: int) -> str:
+    colspan = f" colspan={span}" if span > 1 else ""
+    if cell is None:
+        return f'<td class="cell missing"{colspan} title="not run in this environment">—</td>'
+    bg, fg = COLOURS[cell.outcome]
+    reason = (cell.reason or "").removeprefix("Skipped: ")
+    why = reason.removeprefix("not installed: ") if cell.outcome not in GOOD else ""
+    parts: list[str] = [cell.outcome]
+    if why:
+        parts.append(f"<small class=why>{_attr(why[:CELL_REASON_CHARS])}</small>")
+    if cell.figure():
+        parts.append(f"<small class=fig>{_attr(cell.figure())}</small>")
+    if growth:
+        parts.append(f"<small class=grown>&#9650; {_attr(growth_text(growth, base))}</small>")
+    return (
+        f'<td class="cell o-{cell.outcome}"{colspan} style="background:{bg};color:{fg}" '
+        f'title="{_attr(reason or cell.outcome)}">{"".join(parts)}</td>'
+    )
+
+
+def _issue_link(row: FeatureRow) -> str:
+    """A known-issues row links its public report (seen on, fixed in as the link's title)."""
+    if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
+        return ""
+    url = str(row.issue.issue["url"])
+    return f' <a class=issue href="{_attr(url)}" title="{_attr(row.issue.issue_text())}">{_attr(issue_name(url))}</a>'
+
+
+def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str:
+    dtypes = suite_dtypes(rows)
+    base = table.labels[0] if table.labels else ""
+    top = "".join(f"<th colspan={len(dtypes)}>{_attr(table.column(label))}</th>" for label in table.labels)
+    sub = "".join(f"<th>{short_dtype(d) if d else 'result'}</th>" for _ in table.labels for d in dtypes)
+    out = [
+        f"<table{f' id={table_id}' if table_id else ''} class=compat><thead>"
+        f"<tr><th rowspan=2>feature</th>{top}<th rowspan=2>status</th></tr><tr>{sub}</tr></thead><tbody>"
+    ]
+    for row in rows:
+        cells, outcomes = [], set()
+        only_one = list(row.by_dtype) == [NO_DTYPE]
+        for label in table.labels:
+            for dtype in [NO_DTYPE] if only_one else dtypes:
+                r = row.by_dtype.get(dtype)
+                cell = r.cells.get(label) if r else None
+                if cell:
+                    outcomes.add(cell.outcome)
+                span = len(dtypes) if only_one else 1
+                cells.append(_cell(cell, row.growth.get((label, dtype)), base, span))
+        colour = STATUS_COLOURS["broken" if row.growth else row.status]
         out.append(
-            f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(set(outcomes)))}">'
+            f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'
             f"<td>{_attr(row.feature)}{_issue_link(row)}</td>{''.join(cells)}"
-            f'<td class=status style="color:{colour}">{row.status}</td></tr>'
+            f'<td class=status style="color:{colour}">{_attr(row.status_text)}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def _filters(table: Table) -> str:
+    boxes = "".join(
+        f'<label><input type=checkbox name=outcome value="{o}" checked>'
+        f'<span class=swatch style="background:{COLOURS[o][0]}"></span>{o}</label>'
+        for o in OUTCOMES
+    )
+    options = "".join(f'<option value="{_attr(s)}">{_attr(s)}</option>' for s in sorted({r.suite for r in table.rows}))
+    return (
+        f"<div id=filters><span>Outcome:</span>{boxes}"
+        f'<label>Suite: <select id=suite-filter><option value="">all suites</option>{options}</select></label>'
+        f"<span id=shown-count></span></div>"
+    )
 
 
 def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
@@ -166,19 +228,24 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
     return ops
 
 
+#: the chart's geometry: pixels per label character (12 px text), the log plot's width, one bar
+CHAR_PX, PLOT_W, BAR_H, GAP = 7.2, 440, 10, 8
+
+
 def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
-    """A horizontal bar chart on a log scale, one pair of bars (fp16, bf16) per operation."""
+    """A horizontal bar chart on a log scale, one pair of bars (fp16, bf16) per operation; the
+    left margin fits the longest operation name, so no label is cut."""
     finite = [v for d in ops.values() for v in d.values() if math.isfinite(v) and v > 0]
     lo = math.floor(math.log10(min(finite))) if finite else -8
     hi = max(math.ceil(math.log10(max(finite))) if finite else 0, lo + 1)
-    left, plot_w, bar_h, gap = 230, 440, 10, 8
-    height = 30 + len(ops) * (2 * bar_h + gap) + 30
+    left = round(max((len(op) for op in ops), default=10) * CHAR_PX) + 12
+    height = 30 + len(ops) * (2 * BAR_H + GAP) + 30
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + plot_w + 90}" height="{height}" role="img" aria-label="{_attr(title)}">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + PLOT_W + 130}" height="{height}" role="img" aria-label="{_attr(title)}">'
     ]
 
     def x_of(value: float) -> float:
-        return left + plot_w * (min(max(math.log10(value), lo), hi) - lo) / (hi - lo)
+        return left + PLOT_W * (min(max(math.log10(value), lo), hi) - lo) / (hi - lo)
 
     for decade in range(lo, hi + 1):
         x = x_of(10.0**decade)
@@ -188,20 +255,20 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
         )
     y = 24
     for op, values in ops.items():
-        parts.append(f'<text x="{left - 6}" y="{y + bar_h + 3}" font-size="12" text-anchor="end">{_attr(op)}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + BAR_H + 3}" font-size="12" text-anchor="end">{_attr(op)}</text>')
         for dtype, colour in DTYPE_COLOURS.items():
             value = values.get(dtype)
             if value is not None:
                 short = short_dtype(dtype)
-                width = plot_w if not math.isfinite(value) else max(x_of(value) - left, 1.0) if value > 0 else 0.0
+                width = PLOT_W if not math.isfinite(value) else max(x_of(value) - left, 1.0) if value > 0 else 0.0
                 text = f"{value:.1e}" if math.isfinite(value) else "non-finite"
                 parts.append(
-                    f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h - 1}" fill="{colour}">'
+                    f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{BAR_H - 1}" fill="{colour}">'
                     f"<title>{_attr(op)} {short}: {text}</title></rect>"
-                    f'<text x="{left + width + 4:.1f}" y="{y + bar_h - 1}" font-size="10">{short} {text}</text>'
+                    f'<text x="{left + width + 4:.1f}" y="{y + BAR_H - 1}" font-size="10">{short} {text}</text>'
                 )
-            y += bar_h
-        y += gap
+            y += BAR_H
+        y += GAP
     legend = "".join(
         f'<rect x="{left + i * 70}" y="4" width="10" height="10" fill="{c}"/><text x="{left + i * 70 + 14}" y="13" font-size="11">{short_dtype(d)}</text>'
         for i, (d, c) in enumerate(DTYPE_COLOURS.items())
@@ -212,24 +279,49 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
 
 def _charts(table: Table) -> str:
     out = [
-        "<section id=charts><h2>fp16 vs bf16 error per operation</h2>"
+        "<h2>fp16 vs bf16 error per operation</h2>"
         "<p>Worst recorded error per operation (normwise relative, else elementwise max relative), log scale.</p>"
+        "<section id=charts>"
     ]
-    for label in table.labels:
+    for i, label in enumerate(table.labels):  # the first column open, the others one click away
         ops = op_errors(table, label)
         body = chart_svg(ops, f"fp16 vs bf16 errors, {label}") if ops else "<p>no fp16/bf16 parity figures recorded</p>"
-        out.append(f"<figure><figcaption>{_attr(label)}</figcaption>{body}</figure>")
+        out.append(
+            f"<details{' open' if i == 0 else ''}><summary>{_attr(table.column(label))}</summary>"
+            f"<figure>{body}</figure></details>"
+        )
     out.append("</section>")
+    perf = table_chart_svg(table)  # report/perf.py: throughput relative to each row's best column
+    if perf:
+        out.append(f"<h2>Throughput per row, relative to its best column</h2><section id=perf-chart>{perf}</section>")
     return "".join(out)
 
 
 def render_html(table: Table) -> str:
-    counts = ", ".join(f"{sum(1 for r in table.rows if r.status == s)} {s}" for s in STATUSES)
+    rows = feature_rows(table)
+    differ = [r for r in rows if r.differs(table.labels)]
+    failing = [r for r in rows if r.failing and r not in differ]
+    sections = []
+    if differ:
+        sections.append(
+            f"<h2>Differences between columns ({len(differ)})</h2>{_rows_table(table, differ, 'differences')}"
+        )
+    if failing:
+        sections.append(f"<h2>Failures ({len(failing)})</h2>{_rows_table(table, failing, 'failures')}")
+    every = []
+    for suite in dict.fromkeys(r.suite for r in rows):
+        members = [r for r in rows if r.suite == suite]
+        every.append(
+            f'<details data-suite="{_attr(suite)}"><summary>{_attr(suite or "(no suite)")}: {len(members)} features</summary>'
+            f"{_rows_table(table, members)}</details>"
+        )
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
-        f"<h1>Compatibility table</h1><p id=row-summary>{len(table.rows)} features: {counts}</p>"
-        f"<h2>Environments</h2>{_environments(table)}<h2>Results</h2>{_filters(table)}{_main_table(table)}"
-        f"{_charts(table)}<script>{SCRIPT}</script></body></html>\n"
+        f"<h1>Compatibility table</h1>{_banners(table)}{_environments(table)}"
+        f"<h2>Summary</h2>{_summary(table, rows, len(differ))}"
+        f"<h2>Results</h2><p id=legend>{_attr(LEGEND)}</p>{_filters(table)}{''.join(sections)}{_charts(table)}"
+        f"<h2>All results</h2><section id=all-rows>{''.join(every)}</section>"
+        f"<script>{SCRIPT}</script></body></html>\n"
     )

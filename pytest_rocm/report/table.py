@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.load import ReportError, metric
 from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
 
 #: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
@@ -49,13 +50,26 @@ class Cell:
     errors: dict[str, float] = field(default_factory=dict)
     #: elements beyond tolerance per dtype, where some were: (n_bad, n) summed over the records
     bad: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the row's perf record (``results[*].perf``), where it measured speed
+    perf: dict[str, Any] | None = None
+    #: per dtype the tolerance the worst error was judged against: ("tol", its normwise_tol) for a
+    #: normwise figure, ("rtol", its rtol) for an elementwise one or where no normwise_tol was recorded
+    tolerances: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     def figure(self) -> str:
-        """``fp16 1.4e-03 3/1536 bad bf16 9.1e-03``: a failure below the figure's size says how many failed."""
+        """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
+        below the figure's size says how many elements failed."""
         parts = []
         for d, v in self.errors.items():
             n_bad, n = self.bad.get(d, (0, 0))
-            parts.append(f"{short_dtype(d)} {v:.1e}" + (f" {n_bad}/{n} bad" if n_bad else ""))
+            tol = self.tolerances.get(d)
+            parts.append(
+                f"{short_dtype(d)} {v:.1e}"
+                + (f" ({tol[0]} {tol[1]:.1e})" if tol else "")
+                + (f" {n_bad}/{n} bad" if n_bad else "")
+            )
+        if self.perf:  # "312 GFLOP/s, 4 % of peak" next to the parity figure
+            parts.append(perf_figure(self.perf))
         return " ".join(parts)
 
     def text(self) -> str:
@@ -105,6 +119,8 @@ class Table:
     scales: dict[str, str | None] = field(default_factory=dict)
     #: per GPU column (used, measured): how many of its tests allocated on the accelerator
     accelerator: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: each label's device under test (``cpu`` for a CPU reference baseline), None when not recorded
+    devices: dict[str, str | None] = field(default_factory=dict)
 
     def column(self, label: str) -> str:
         """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)
@@ -144,6 +160,28 @@ def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
     return errors
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def worst_tolerances(parity: Sequence[ParityRecord]) -> dict[str, tuple[str, float]]:
+    """Per dtype the tolerance of the worst record: ("tol", ``normwise_tol``) when its figure is
+    normwise and the bound was recorded, else ("rtol", its elementwise ``rtol``)."""
+    worst: dict[str, tuple[float, tuple[str, float]]] = {}
+    for record in parity:
+        value = metric(record) if isinstance(record, dict) else None
+        if value is None:
+            continue
+        normwise_tol = _number(record.get("normwise_tol")) if record.get("normwise") is not None else None
+        rtol = _number(record.get("rtol"))
+        # a normwise_tol of 0 is no bound (exact comparisons, figures the check did not judge normwise)
+        tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol) if rtol is not None else None
+        dtype = str(record.get("dtype", "?"))
+        if tol is not None and (dtype not in worst or value >= worst[dtype][0]):
+            worst[dtype] = (value, tol)
+    return {dtype: tol for dtype, (_, tol) in worst.items()}
+
+
 def bad_counts(parity: Sequence[ParityRecord]) -> dict[str, tuple[int, int]]:
     """Per dtype (n_bad, n) summed over the records that have both (``n_bad``/``numel`` are optional)."""
     counts: dict[str, tuple[int, int]] = {}
@@ -159,9 +197,20 @@ def bad_counts(parity: Sequence[ParityRecord]) -> dict[str, tuple[int, int]]:
 
 def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     parity = record.get("parity") or []
-    new = Cell(record["outcome"], record.get("reason"), worst_errors(parity), bad_counts(parity))
+    new = Cell(
+        record["outcome"],
+        record.get("reason"),
+        worst_errors(parity),
+        bad_counts(parity),
+        record.get("perf"),
+        worst_tolerances(parity),
+    )
     if cell is None:
         return new
+    for dtype, tol in new.tolerances.items():
+        if new.errors.get(dtype, 0.0) >= cell.errors.get(dtype, 0.0):
+            cell.tolerances[dtype] = tol
+    cell.perf = cell.perf or new.perf
     for dtype, (n_bad, n) in new.bad.items():
         old_bad, old_n = cell.bad.get(dtype, (0, 0))
         cell.bad[dtype] = (old_bad + n_bad, old_n + n)
@@ -213,6 +262,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         interrupted=[r["label"] for r in reports if r.get("interrupted")],
         scales={r["label"]: scale_of(r) for r in reports},
         accelerator={r["label"]: use for r in reports if (use := accelerator_use(r)) is not None},
+        devices={r["label"]: r.get("device") for r in reports},
     )
 
 
@@ -234,38 +284,6 @@ def environment_line(env: dict[str, Any]) -> str:
     if env.get("python"):
         parts.append(f"Python {env['python']}")
     return ", ".join(parts)
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def render_markdown(table: Table) -> str:
-    out = ["# Compatibility table", ""]
-    for label in table.labels:
-        note = " (interrupted run: partial results)" if label in table.interrupted else ""
-        warning = table.accelerator_warning(label)
-        note += f" **warning: {warning}**" if warning else ""
-        out.append(
-            f"- **{_md_escape(table.column(label))}**: {_md_escape(environment_line(table.environments[label]))}{note}"
-        )
-    counts = {s: sum(1 for r in table.rows if r.status == s) for s in STATUSES}
-    out += ["", "Rows: " + ", ".join(f"{n} {s}" for s, n in counts.items()), ""]
-    suite = None
-    for row in table.rows:
-        if row.suite != suite:
-            suite = row.suite
-            out += ["", f"## {suite or '(no suite)'}", ""]
-            out.append(
-                "| feature | " + " | ".join(_md_escape(table.column(label)) for label in table.labels) + " | status |"
-            )
-            out.append("|---" * (len(table.labels) + 2) + "|")
-        cells = [_md_escape(c.text()) if c else "—" for c in row.cells.values()]
-        feature = _md_escape(row.feature)
-        if row.issue:
-            feature += f" ([{_md_escape(row.issue_text())}]({row.issue.get('url', '')}))"
-        out.append(f"| {feature} | " + " | ".join(cells) + f" | {row.status} |")
-    return "\n".join(out) + "\n"
 
 
 def render_csv(table: Table) -> str:

@@ -101,10 +101,9 @@ def test_cpu_baseline_end_to_end(
     }
     for path in (report, reports / "cpu-torch2.13.0.md", reports / "cpu-torch2.13.0.html"):
         assert path.exists() and f"{path}" in captured.out
-    assert (
-        "| operators/add[bfloat16] | passed (bf16 1.0e-03) | works everywhere |"
-        in (reports / "cpu-torch2.13.0.md").read_text()
-    )
+    table = (reports / "cpu-torch2.13.0.md").read_text()
+    assert "| operators/add | passed · fp16 1.0e-03 | passed · bf16 1.0e-03 |  | works everywhere |" in table
+    assert "> **CPU reference baseline**: `cpu torch2.13.0" in table  # the run's device was the CPU
 
 
 def test_require_gpu_without_one_is_an_error(

@@ -79,7 +79,7 @@ def run_doctor(
     root = build_tree(tmp_path / "root", m) if m else (tmp_path / "root")
     root.mkdir(exist_ok=True)
     (root / "home/user").mkdir(parents=True, exist_ok=True)
-    env_vars = {"HOME": "https://netfy.cydns.pro/hf/home/user", **(environ or {})}
+    env_vars = {"HOME": "/home/user", **(environ or {})}
     seam = seam_for(root, torch, environ=env_vars)
     if wrap:
         seam = wrap(seam)
@@ -418,8 +418,8 @@ def test_summary_line_tells_failing_checks_from_warnings() -> None:
 def test_pytest_header_names_the_problem(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A broken setup is its failing check's line and one line pointing at the doctor; a machine
-    without a GPU adds only the line that says so."""
+    """A broken setup is its failing check's line and one line pointing at the doctor; a healthy
+    one adds nothing."""
     pytester.makepyfile("def test_ok():\n    pass\n")
     broken = tmp_path / "broken"
     write(broken, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
@@ -436,11 +436,9 @@ def test_pytest_header_names_the_problem(
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    header = [line for line in result.stdout.lines if line.startswith("rocm")]
-    assert [line.split(":")[:2] for line in header if not line.startswith("rocm: backend")] == [
-        ["rocm", " [WARN] accelerator"],
-        ["rocm doctor", " 1 problem (warnings"],
-    ], header
+    # the header before any test asked for torch runs the system checks only: no accelerator line
+    # on a machine without a GPU (it would end every pytest run of every project there)
+    assert "rocm doctor" not in result.stdout.str()
 
 
 def test_readme_errors_table_is_generated_from_the_data() -> None:

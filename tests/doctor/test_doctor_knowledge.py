@@ -60,7 +60,7 @@ def run(
     seam = seam_for(
         root,
         torch,
-        environ={"HOME": "https://netfy.cydns.pro/hf/home/user", **(environ or {})},
+        environ={"HOME": "/home/user", **(environ or {})},
         distributions=distributions or {},
     )
     env = detect_environment(seam)

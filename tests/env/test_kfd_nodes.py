@@ -92,7 +92,9 @@ def test_a_fifo_where_sysfs_has_a_file_does_not_hang(tmp_path: Path) -> None:
     info = detect_system(seam_for(tmp_path))
     assert [g.node for g in info.gpus] == [1]
     assert f"/{NODES}/2/properties: not a regular file (a fifo (named pipe)); node 2 dropped" in info.errors
-    assert "/sys/class/drm/renderD128/device/mem_info_vram_total: not a regular file (a fifo (named pipe))" in info.errors
+    assert (
+        "/sys/class/drm/renderD128/device/mem_info_vram_total: not a regular file (a fifo (named pipe))" in info.errors
+    )
     # the matrix's own quick look at the topology skips it too
     assert amd_gpu_present(tmp_path) is True
 

@@ -311,6 +311,21 @@ def test_requires_follows_a_recorded_environment():
     assert lookup("numpy") == "9.9"  # not recorded: this machine
 
 
+def test_requires_says_which_environment_answered() -> None:
+    """Issue 20: with --rocm-env a recording's "not installed" read as this machine's."""
+    lookup = markers.library_lookup({"bitsandbytes": None, "peft": "0.7.1"}, lambda dist: "0.50.2", "mi210.json")
+    sel = select(env("cpu_only"), Settings())
+    absent = markers.evaluate([parse_mark("rocm_requires", ("bitsandbytes>=0.45",), {})], sel, lookup).skip
+    assert absent == (
+        "not installed: bitsandbytes (needs bitsandbytes>=0.45; "
+        "in the recorded environment mi210.json (installed here: 0.50.2))"
+    )
+    old = markers.evaluate([parse_mark("rocm_requires", ("peft>=0.10",), {})], sel, lookup).skip
+    assert old == "needs peft>=0.10, this is peft 0.7.1 in the recorded environment mi210.json (installed here: 0.50.2)"
+    here = markers.evaluate([parse_mark("rocm_requires", ("numpy>=99",), {})], sel, lookup).skip
+    assert here == "needs numpy>=99, this is numpy 0.50.2"  # this machine answered: nothing added
+
+
 def test_first_skip_wins_and_xfail_kept():
     sel = select(env("mi300x_8"), Settings())
     lookup = markers.library_lookup(None, lambda d: None)

@@ -195,23 +195,135 @@ def test_rocm_gfx_picks_the_igpu_among_devices(pytester: pytest.Pytester) -> Non
 
 
 def test_plan_decides_markers_as_if_the_device_were_here(pytester: pytest.Pytester) -> None:
+    """A plan decides each test's markers as on gfx942, and never executes one that needs a
+    device (issue 20: rocm_gpu tests without the rocm_device fixture ran, and failed)."""
     pytester.makepyfile(
         test_suite=SUITE
         + """
 def test_uses_device(rocm_device): pass
+
+@pytest.mark.rocm_gpu
+def test_gpu_body_needs_cuda():
+    raise RuntimeError("Torch not compiled with CUDA enabled")
 """
     )
     rec = pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942")
     got = outcomes(rec)
-    assert got["test_gpu"][0] == P
-    assert got["test_rocm"][0] == P
-    assert got["test_gfx_family"][0] == P
-    assert got["test_xfail_gfx"][0] == X
+    would = "would run on gfx942 (plan)"
+    for name in ("test_gpu", "test_rocm", "test_gfx_family", "test_uses_device", "test_gpu_body_needs_cuda"):
+        assert got[name] == (S, would), name
+    assert got["test_xfail_gfx"] == (
+        S,
+        f"{would}, expected to fail there: wrong numbers on cdna3 (gfx942 matches: the plan is for gfx942 (cdna3))",
+    )
     assert got["test_gfx_exact"][1] == "needs gfx1100 (rdna3), the plan is for gfx942 (cdna3)"
     assert got["test_gpus2"][1] == "needs 2 GPUs, the plan has 1"
     assert got["test_rocm_version"][1].startswith("needs ROCm >=6.2.1, the plan for gfx942 knows no ROCm version")
     assert got["test_min_vram"][1] == "needs 20.0 GiB of GPU memory, the plan is for gfx942 (cdna3) with unknown memory"
-    assert got["test_uses_device"] == (S, "plan for gfx942: no device here, tests that use the device do not run")
+    assert got["test_torch_version"][0] == P  # needs no device: it ran here
+    assert not [name for name, (outcome, _) in got.items() if outcome == F]
+
+
+ARCH_AND_VERSION = """
+import pytest
+
+@pytest.mark.rocm_version(">=6.1")
+@pytest.mark.rocm_gfx("cdna3")
+def test_ck(): pass
+
+@pytest.mark.rocm_torch_version(">=2.6")
+@pytest.mark.rocm_gpu
+def test_new_torch(): pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "ck", "new_torch"),
+    [
+        (
+            ["--rocm-gfx=gfx942"],
+            "fits gfx942 (cdna3); needs ROCm >=6.1, the plan for gfx942 knows no ROCm version (give it one: "
+            "--rocm-plan-rocm=6.2 or --rocm-plan-combo=NAME, or use --rocm-env)",
+            "would run on gfx942 (plan)",  # this machine's torch (2.13) when the plan names none
+        ),
+        (["--rocm-gfx=gfx1100"], "needs cdna3, the plan is for gfx1100 (rdna3)", "would run on gfx1100 (plan)"),
+        (["--rocm-gfx=gfx942", "--rocm-plan-rocm=6.2"], "would run on gfx942 (plan)", "would run on gfx942 (plan)"),
+        (["--rocm-gfx=gfx942", "--rocm-plan-rocm=6.0"], "fits gfx942 (cdna3); needs ROCm >=6.1, this is 6.0", None),
+        (
+            ["--rocm-gfx=gfx942", "--rocm-plan-combo=torch2.5-rocm6.2"],
+            "would run on gfx942 (plan)",
+            "needs torch >=2.6, this is 2.5.1",
+        ),
+        (  # an explicit version wins over the combination's
+            ["--rocm-gfx=gfx942", "--rocm-plan-combo=torch2.5-rocm6.2", "--rocm-plan-torch=2.6"],
+            "would run on gfx942 (plan)",
+            "would run on gfx942 (plan)",
+        ),
+    ],
+    ids=["mi300x-no-version", "7900-arch-first", "rocm6.2", "rocm6.0", "combo", "combo-and-torch"],
+)
+def test_a_plan_answers_the_architecture_first_and_takes_versions(
+    pytester: pytest.Pytester, args: list[str], ck: str, new_torch: str | None
+) -> None:
+    """Issue 20: gfx("cdna3") + rocm_version(">=6.1") said "the plan knows no ROCm version" on
+    both gfx942 and gfx1100, so it never answered "MI300X but not a 7900?"."""
+    pytester.makepyfile(ARCH_AND_VERSION)
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", *args))
+    assert got["test_ck"] == (S, ck)
+    if new_torch:
+        assert got["test_new_torch"] == (S, new_torch)
+
+
+def test_the_plan_summary_counts_what_would_run_and_why_the_rest_skips(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    summary = out[out.index("rocm plan") :].splitlines()
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942"))
+    would = sum(1 for outcome, reason in got.values() if outcome == S and reason == "would run on gfx942 (plan)")
+    xfail = sum(1 for outcome, reason in got.values() if outcome == S and "expected to fail there" in reason)
+    skips = sum(1 for outcome, reason in got.values() if outcome == S and "(plan)" not in reason)
+    ran = sum(1 for outcome, _ in got.values() if outcome != S)
+    assert would >= 3 and skips >= 4 and ran >= 1  # the suite has each kind
+    assert summary[1] == (
+        f"plan for gfx942: {would} test(s) would run there ({xfail} more expected to fail), "
+        f"{skips} would skip; {ran} need no device and ran here"
+    )
+    assert any(line.endswith("skip: needs 2 GPUs, the plan has 1") for line in summary)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rocm-gfx=gfx942", "--rocm-plan-rocm=six"], "--rocm-plan-rocm='six': expected a version such as 6.2*"),
+        (
+            ["--rocm-gfx=gfx942", "--rocm-plan-combo=cpu-torch2.13"],
+            "--rocm-plan-combo='cpu-torch2.13': no ROCm combination of that name in matrix/combos.toml (known: *",
+        ),
+        (
+            [f"--rocm-env={ENVS}/mi300x_8.json", "--rocm-plan-rocm=6.2", "-m", "rocm_gpu"],
+            "--rocm-plan-rocm: only a plan takes versions (--rocm-gfx with no device here)*",
+        ),
+    ],
+    ids=["bad-version", "not-a-rocm-combo", "no-plan"],
+)
+def test_plan_versions_are_validated_in_one_line(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    pytester.makepyfile(ARCH_AND_VERSION)
+    result = pytester.runpytest(*args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def test_plan_versions_come_from_the_variable_and_the_ini(pytester: pytest.Pytester, monkeypatch) -> None:
+    pytester.makepyfile(ARCH_AND_VERSION)
+    pytester.makeini("[pytest]\nrocm_plan_rocm = 6.0\n")
+    ini = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942"))
+    assert ini["test_ck"][1].endswith("this is 6.0")
+    monkeypatch.setenv("PYTEST_ROCM_PLAN_ROCM", "6.3")  # the variable wins over the ini
+    env = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942"))
+    assert env["test_ck"] == (S, "would run on gfx942 (plan)")
+    cli = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=gfx942", "--rocm-plan-rocm=5.7"))
+    assert cli["test_ck"][1].endswith("this is 5.7")  # the command line wins over both
 
 
 def test_forced_cpu_runs_the_rest(pytester: pytest.Pytester) -> None:

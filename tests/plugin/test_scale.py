@@ -12,7 +12,8 @@ import pytest
 from pytest_rocm.plugin.options import parse_scale
 from pytest_rocm.plugin.scale import default_scale, pick
 from pytest_rocm.report.load import validate
-from pytest_rocm.report.table import build_table, render_markdown
+from pytest_rocm.report.markdown import render_markdown
+from pytest_rocm.report.table import build_table
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 
@@ -142,5 +143,8 @@ def test_report_records_the_scale_and_the_table_shows_it(pytester) -> None:
     del old["scale"]  # a report/1 written before --rocm-scale
     table = build_table([validate(document, "new.json"), validate(old, "old.json")])
     text = render_markdown(table)
-    assert f"| {document['label']} [full] | old run | status |" in text
+    assert (
+        f"| feature | {document['label']} [full] fp16 | {document['label']} [full] bf16 | old run fp16 | old run bf16 | status |"
+        in text
+    )
     assert f"**{document['label']} [full]**" in text

@@ -15,8 +15,9 @@ import pytest
 from pytest_rocm import cli
 from pytest_rocm.report.html import chart_svg, render_html
 from pytest_rocm.report.load import load_reports
+from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.records import assemble
-from pytest_rocm.report.table import Cell, build_table, render_csv, render_markdown, row_status
+from pytest_rocm.report.table import Cell, build_table, render_csv, row_status
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 GFX1100, GFX942 = DATA / "gfx1100.json", DATA / "gfx942.json"
@@ -116,13 +117,83 @@ def test_a_known_issue_row_names_its_report_in_every_format() -> None:
 def test_markdown_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
     md = render_markdown(table_of(GFX1100, GFX942))
     assert "8× AMD Instinct MI300X (gfx942:sramecc+:xnack-)" in md
-    assert "| operators/conv2d[bfloat16] | failed (bf16 4.0e-01) | passed (bf16 3.5e-03) | partial |" in md
-    assert md.index("## operators") < md.index("## libraries") < md.index("## models")
+    # the summary first, then the rows that differ, the failures, and every row per suite
+    assert md.index("## Summary") < md.index("## Differences between columns (4)") < md.index("## Failures (1)")
+    assert md.index("## Failures (1)") < md.index("## All results") < md.index("<details><summary>operators")
+    assert (
+        md.index("<details><summary>operators")
+        < md.index("<details><summary>libraries")
+        < md.index("<details><summary>models")
+    )
+    assert "| operators | rocm torch2.6.0 rocm6.2.4 gfx1100 | 7 | 2 | 0 | 0 | 0 |" in md
+    assert "| models | rocm torch2.6.0 rocm6.2.4 gfx942 | 0 | 0 | 1 | 0 | 0 |" in md
+    # one row per feature, the dtypes as sub-columns; reasons and tolerances in the cell
+    assert (
+        "| operators/conv2d | passed · fp16 6.0e-04 (rtol 1.0e-03) | failed: RuntimeError: miopenStatusUnknownError"
+        " · bf16 4.0e-01 (rtol 1.6e-02) | passed · fp16 7.2e-04 (rtol 1.0e-03) | passed · bf16 3.5e-03 (rtol 1.6e-02)"
+        " | partial |"
+    ) in md
+    assert "| feature | rocm torch2.6.0 rocm6.2.4 gfx1100 fp16 | rocm torch2.6.0 rocm6.2.4 gfx1100 bf16 |" in md
+    assert "timeout: Timeout (>900.0s) from pytest-timeout" in md  # a reason was only on hover before
+    assert "`tol` is the normwise tolerance" in md  # the legend
     assert cli.main(["table", str(GFX1100), str(GFX942), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     crashed = next(r for r in rows if r["feature"] == "libraries/int8_matmul")
     assert crashed["rocm torch2.6.0 rocm6.2.4 gfx942"] == "crashed"
     assert crashed["rocm torch2.6.0 rocm6.2.4 gfx942 reason"].startswith("worker 'gw3' crashed")
+
+
+def _records(*cells: tuple[str, str, float, float | None]) -> list[dict[str, object]]:
+    """(feature, outcome, bf16 normwise error, its normwise_tol) -> operator records."""
+    return [
+        {
+            "nodeid": f"suites/operators/test_x.py::test_{i}",
+            "feature": feature,
+            "suite": "operators",
+            "outcome": outcome,
+            "reason": None if outcome == "passed" else "RuntimeError: wrong",
+            "parity": [{"dtype": "bfloat16", "normwise": error, "normwise_tol": tol, "rtol": 1.6e-2}],
+        }
+        for i, (feature, outcome, error, tol) in enumerate(cells)
+    ]
+
+
+def test_a_grown_error_is_marked_and_makes_the_row_differ() -> None:
+    """Issue 20: an error that grew 50x between two columns still read "works everywhere"."""
+    base = assemble("old", {}, _records(("operators/mm[bfloat16]", "passed", 1e-4, 8e-3)))
+    same = assemble("same", {}, _records(("operators/mm[bfloat16]", "passed", 2e-4, 8e-3)))
+    worse = assemble("new", {}, _records(("operators/mm[bfloat16]", "passed", 5e-3, 8e-3)))
+    md = render_markdown(build_table([base, worse]))
+    assert "## Differences between columns (1)" in md
+    assert (
+        "| operators/mm | passed · bf16 1.0e-04 (tol 8.0e-03) | passed · bf16 5.0e-03 (tol 8.0e-03) · error grew 50x vs old"
+        " | works everywhere, error grew 50x |"
+    ) in md
+    assert "&#9650; error grew 50x vs old" in render_html(build_table([base, worse]))
+    calm = render_markdown(build_table([base, same]))  # 2x is noise, not growth
+    assert "## Differences" not in calm and "x vs old" not in calm
+
+
+def test_the_perf_figure_and_chart_are_on_the_page_where_rows_measured_speed() -> None:
+    perf = {"median_s": 0.002, "spread": 0.05, "reps": 9, "throughput": 1000.0, "unit": "GFLOP/s"}
+    records = _records(("operators/mm[bfloat16]", "passed", 1e-4, 8e-3))
+    records[0]["perf"] = perf
+    table = build_table([assemble("gpu", {}, records)])
+    html = render_html(table)
+    assert "<section id=perf-chart><svg" in html and html.index("id=perf-chart") < html.index("id=all-rows")
+    assert "1 TFLOP/s" in render_markdown(table)  # the cell's perf figure (report/perf.py)
+    assert "id=perf-chart" not in render_html(table_of(GFX1100))  # nothing measured: no chart
+
+
+def test_a_cpu_column_gets_the_baseline_banner() -> None:
+    cpu = assemble("cpu torch2.13.0", {"backend": "cpu"}, _records(("operators/mm[bfloat16]", "passed", 1e-4, None)))
+    cpu["device"] = "cpu"
+    gpu = assemble("gpu", {"backend": "rocm"}, _records(("operators/mm[bfloat16]", "passed", 1e-4, None)))
+    gpu["device"] = "cuda:0"
+    table = build_table([cpu, gpu])
+    assert render_markdown(table).count("> **CPU reference baseline**: `cpu torch2.13.0`") == 1
+    html = render_html(table)
+    assert html.count("class=banner") == 1 and 'data-label="cpu torch2.13.0"' in html
 
 
 def test_output_format_follows_the_file_suffix(tmp_path: Path) -> None:
@@ -163,16 +234,27 @@ def test_html_is_self_contained_and_readable_without_a_browser() -> None:
     html = render_html(table_of(GFX1100, GFX942))
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched from a network
     assert "<script src" not in html and "<link" not in html
-    assert 'title="RuntimeError: miopenStatusUnknownError"' in html  # the reason on hover
+    assert 'title="RuntimeError: miopenStatusUnknownError"' in html  # the whole reason on hover
+    assert "<small class=why>RuntimeError: miopenStatusUnknownError</small>" in html  # and in the cell
     assert html.count("<svg") == 2  # one fp16-vs-bf16 chart per column
+    # the summary, then what differs, then the charts (the first column's open), then every row in a
+    # collapsed section per suite
+    assert html.index("id=summary") < html.index("id=differences") < html.index("id=charts") < html.index("id=all-rows")
+    assert html.count("<details open>") == 1 and "<details open" not in html[html.index("id=all-rows") :]
 
 
-def test_chart_bars_are_log_scaled() -> None:
-    svg = chart_svg({"operators/matmul": {"float16": 1e-4, "bfloat16": 1e-2}}, "t")
-    widths = [float(w) for w in re.findall(r'<rect x="230" y="\d+" width="([\d.]+)" height="9"', svg)]
+def test_chart_bars_are_log_scaled_and_labels_fit() -> None:
+    name = "operators/scaled_dot_product_attention"
+    svg = chart_svg({name: {"float16": 1e-4, "bfloat16": 1e-2}}, "t")
+    left, widths = (
+        re.findall(r'<rect x="(\d+)" y="\d+" width="([\d.]+)" height="9"', svg)[0][0],
+        [float(w) for _, w in re.findall(r'<rect x="(\d+)" y="\d+" width="([\d.]+)" height="9"', svg)],
+    )
     assert len(widths) == 2 and widths[1] > widths[0] > 0
     # 1e-4 sits at the left axis, 1e-2 at the right end of the log axis (two decades)
     assert widths[0] == pytest.approx(1.0) and widths[1] == pytest.approx(440.0)
+    # the label ends at the axis and starts inside the picture (12 px text, ~7 px a character)
+    assert int(left) - 6 - len(name) * 7.2 >= 0
 
 
 def _chromium(url: str, tmp_path: Path, *extra: str) -> str:
@@ -199,17 +281,46 @@ def test_html_in_headless_chromium_shows_rows_and_filters_them(tmp_path: Path) -
     page = tmp_path / "table.html"
     assert cli.main(["table", str(GFX1100), str(GFX942), "-o", str(page)]) == 0
     dom = _chromium(page.as_uri(), tmp_path, "--dump-dom")
-    # the script ran (it writes the count) and every feature row is there and visible
-    assert "13 of 13 rows shown" in dom
-    assert len(re.findall(r'<tr class="row"', dom)) == 13 and 'class="row hidden"' not in dom
-    # a filter on an outcome hides the rows without it, and the suite headings of empty suites
+    # the script ran (it writes the count); every feature row is there, its suite folded away
+    assert "9 of 9 rows shown" in dom
+    all_rows = dom[dom.index('id="all-rows"') :]
+    assert len(re.findall(r'<tr class="row"', all_rows)) == 9 and "<details open" not in all_rows
+    # a filter on an outcome hides the rows without it, and opens the suites where it found some
     dom = _chromium(page.as_uri() + "#outcome=crashed,timeout", tmp_path, "--dump-dom")
-    assert "2 of 13 rows shown" in dom
-    visible = re.findall(r'<tr class="row" data-suite="\w+" data-outcomes="[^"]*"><td>([^<]+)</td>', dom)
-    assert visible == ["libraries/int8_matmul", "models/generate[bfloat16]"]
-    assert re.search(r'<tr class="suite-head hidden" data-suite="operators">', dom)
+    assert "2 of 9 rows shown" in dom
+    all_rows = dom[dom.index('id="all-rows"') :]
+    visible = re.findall(r'<tr class="row" data-suite="\w+" data-outcomes="[^"]*"><td>([^<]+)</td>', all_rows)
+    assert visible == ["libraries/int8_matmul", "models/generate"]
+    assert re.search(r'<details data-suite="operators" class="hidden">', all_rows)
+    assert re.search(r'<details data-suite="libraries" open="">', all_rows)
     dom = _chromium(page.as_uri() + "#suite=libraries", tmp_path, "--dump-dom")
-    assert "3 of 13 rows shown" in dom
+    assert "3 of 9 rows shown" in dom
     shot = tmp_path / "shot.png"
-    _chromium(page.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1200,1600")
+    _chromium(page.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1400,1600")
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_the_summary_numbers_in_the_browser_are_the_reports_counts(tmp_path: Path) -> None:
+    """Reads the summary table from the DOM chromium built and counts the same from the reports'
+    JSON, result by result: a summary that miscounts (or a page that renders none) fails."""
+    page = tmp_path / "table.html"
+    assert cli.main(["table", str(GFX1100), str(GFX942), "-o", str(page)]) == 0
+    dom = _chromium(page.as_uri(), tmp_path, "--dump-dom")
+    shown: dict[tuple[str, str], dict[str, int]] = {}
+    for suite, label, cells in re.findall(r'<tr data-suite="(\w*)" data-label="([^"]+)">(.*?)</tr>', dom):
+        shown[(suite, label)] = {name: int(n) for name, n in re.findall(r'class="n n-([\w-]+)[^"]*">(\d+)</td>', cells)}
+    groups = {
+        "passed": ("passed", "xpassed"),
+        "failed": ("failed", "error", "xfailed"),
+        "crashed": ("crashed", "timeout"),
+    }
+    groups |= {"not-installed": ("not-installed",), "skipped": ("skipped", "not-run")}
+    expected: dict[tuple[str, str], dict[str, int]] = {}
+    for report in load_reports([GFX1100, GFX942]):
+        for record in report["results"]:
+            counts = expected.setdefault((record["suite"], report["label"]), dict.fromkeys(groups, 0))
+            counts[next(name for name, outs in groups.items() if record["outcome"] in outs)] += 1
+    assert shown == expected
+    assert shown[("operators", "rocm torch2.6.0 rocm6.2.4 gfx1100")]["failed"] == 2
+    assert re.search(r'<b id="differ-count">4</b> differ between columns', dom)

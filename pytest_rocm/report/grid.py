@@ -1,0 +1,208 @@
+"""The table as a team lead reads it: one row per feature with the dtypes as sub-columns, the
+per-suite summary, the rows that differ between columns and the errors that grew.
+
+Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``markdown`` and
+``html`` render what this module decides, so both say the same thing.
+
+- :func:`split_dtype`: ``operators/matmul[mm-bfloat16]`` -> (``operators/matmul[mm]``, ``bfloat16``);
+- :func:`feature_rows`: the table's rows grouped into :class:`FeatureRow` (one per feature);
+- :func:`summary`: per suite and column, how many results passed / failed / crashed / were not
+  installed / skipped;
+- :func:`grown`: the cells whose parity error grew past ``GROWTH_FACTOR`` times the first
+  column's (``rocm-compat diff``'s rule), marked in the cell.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
+from pytest_rocm.report.diff import DEFAULT_FLOOR, grew
+from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
+
+#: the growth that marks a cell: the default of ``rocm-compat diff --factor``
+GROWTH_FACTOR = 10.0
+#: the summary's columns and the outcomes each counts
+SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
+    ("passed", GOOD),
+    ("failed", ("failed", "error", "xfailed")),
+    ("crashed", ("crashed", "timeout")),
+    ("not-installed", ("not-installed",)),
+    ("skipped", ("skipped", "not-run")),
+)
+#: where a feature has no dtype in its name, its one result sits in this sub-column
+NO_DTYPE = ""
+#: the order of the dtype sub-columns
+DTYPE_ORDER = ("float32", "float16", "bfloat16", "float64")
+
+
+def split_dtype(feature: str) -> tuple[str, str]:
+    """(the feature without its dtype, the canonical dtype or ``NO_DTYPE``) from a row name whose
+    parameters hold one dtype token (``[mm-bfloat16]``, ``[fp16]``)."""
+    if not feature.endswith("]") or "[" not in feature:
+        return feature, NO_DTYPE
+    name, params = feature[:-1].split("[", 1)
+    tokens = params.split("-")
+    dtypes = []
+    for i, token in enumerate(tokens):
+        try:
+            dtype = canonical_dtype(token)
+        except ValueError:
+            continue
+        if dtype in DTYPE_NAMES:
+            dtypes.append((i, dtype))
+    if len(dtypes) != 1:
+        return feature, NO_DTYPE
+    index, dtype = dtypes[0]
+    rest = [t for i, t in enumerate(tokens) if i != index]
+    return (f"{name}[{'-'.join(rest)}]" if rest else name), dtype
+
+
+@dataclass
+class FeatureRow:
+    suite: str
+    feature: str
+    #: dtype (or ``NO_DTYPE``) -> the table row of that dtype
+    by_dtype: dict[str, Row]
+    status: Status
+    #: the first known issue among its rows
+    issue: Row | None = None
+    #: (label, dtype) -> how many times the first column's error the cell's grew, where past GROWTH_FACTOR
+    growth: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    @property
+    def status_text(self) -> str:
+        """The status, and a grown error beside it: ``works everywhere, error grew 50x``."""
+        if not self.growth:
+            return self.status
+        worst = max(self.growth.values())
+        return f"{self.status}, error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
+
+    def cells(self, label: str) -> list[Cell]:
+        return [c for row in self.by_dtype.values() if (c := row.cells.get(label)) is not None]
+
+    @property
+    def failing(self) -> bool:
+        return any(c.outcome in BAD for row in self.by_dtype.values() for c in row.cells.values() if c)
+
+    def differs(self, labels: list[str]) -> bool:
+        """Whether the columns disagree: another outcome in some dtype, or a grown error."""
+        if len(labels) < 2:
+            return False
+        if self.growth:
+            return True
+        return any(len({c.outcome if c else None for c in row.cells.values()}) > 1 for row in self.by_dtype.values())
+
+
+def _dtype_rank(dtype: str) -> tuple[int, str]:
+    return (DTYPE_ORDER.index(dtype) if dtype in DTYPE_ORDER else len(DTYPE_ORDER), dtype)
+
+
+def grown(row: Row, labels: list[str]) -> dict[str, float]:
+    """label -> growth factor of its worst error over the first column's, where past GROWTH_FACTOR."""
+    if len(labels) < 2 or row.cells.get(labels[0]) is None:
+        return {}
+    base = row.cells[labels[0]]
+    assert base is not None
+    out: dict[str, float] = {}
+    for label in labels[1:]:
+        cell = row.cells.get(label)
+        if cell is None:
+            continue
+        for dtype, value in cell.errors.items():
+            before = base.errors.get(dtype)
+            if before is not None and grew(before, value, GROWTH_FACTOR, DEFAULT_FLOOR):
+                factor = value / max(before, DEFAULT_FLOOR) if math.isfinite(value) else math.inf
+                out[label] = max(out.get(label, 0.0), factor)
+    return out
+
+
+def feature_rows(table: Table) -> list[FeatureRow]:
+    """The rows grouped by feature (dtypes as sub-columns), in the table's order."""
+    groups: dict[tuple[str, str], dict[str, Row]] = {}
+    for row in table.rows:
+        base, dtype = split_dtype(row.feature)
+        group = groups.setdefault((row.suite, base), {})
+        if dtype in group:  # two rows would share a sub-column: keep them apart
+            base, dtype = row.feature, NO_DTYPE
+            group = groups.setdefault((row.suite, base), {})
+        group[dtype] = row
+    out = []
+    for (suite, base), rows in groups.items():
+        by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
+        cells = [c for r in by_dtype.values() for c in r.cells.values()]
+        feature = FeatureRow(suite, base, by_dtype, row_status(cells))
+        feature.issue = next((r for r in by_dtype.values() if r.issue), None)
+        for dtype, r in by_dtype.items():
+            for label, factor in grown(r, table.labels).items():
+                feature.growth[(label, dtype)] = factor
+        out.append(feature)
+    return out
+
+
+def suite_dtypes(rows: list[FeatureRow]) -> list[str]:
+    """The dtype sub-columns of a group of rows, in order (``NO_DTYPE`` last when present)."""
+    found = {d for r in rows for d in r.by_dtype}
+    return sorted(found - {NO_DTYPE}, key=_dtype_rank) + ([NO_DTYPE] if NO_DTYPE in found else [])
+
+
+def summary(table: Table) -> dict[str, dict[str, dict[str, int]]]:
+    """suite -> label -> {passed, failed, crashed, not-installed, skipped}: result counts."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for row in table.rows:
+        per_label = out.setdefault(row.suite, {label: {name: 0 for name, _ in SUMMARY} for label in table.labels})
+        for label, cell in row.cells.items():
+            if cell is None:
+                continue
+            for name, outcomes in SUMMARY:
+                if cell.outcome in outcomes:
+                    per_label[label][name] += 1
+    return out
+
+
+def status_counts(rows: list[FeatureRow]) -> dict[str, int]:
+    return {s: sum(1 for r in rows if r.status == s) for s in STATUSES}
+
+
+def cpu_baselines(table: Table) -> list[str]:
+    """The columns measured on the CPU (a reference baseline, not a GPU result)."""
+    return [label for label in table.labels if table.devices.get(label) == "cpu"]
+
+
+#: how much of a reason a Markdown cell shows (the HTML cell shows it whole)
+REASON_CHARS = 120
+
+
+def short_reason(reason: str | None, limit: int = REASON_CHARS) -> str:
+    text = " ".join((reason or "").removeprefix("Skipped: ").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def growth_text(factor: float, base_label: str) -> str:
+    """``error grew 50x vs cpu torch2.13.0``: the mark of a grown error."""
+    size = "to non-finite" if not math.isfinite(factor) else f"{factor:.0f}x"
+    return f"error grew {size} vs {base_label}"
+
+
+def cell_text(cell: Cell, growth: float | None = None, base_label: str = "", limit: int = REASON_CHARS) -> str:
+    """One cell in words: ``failed: <reason> · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``."""
+    reason = short_reason(cell.reason, limit).removeprefix("not installed: ") if cell.reason else ""
+    parts = [cell.outcome + (f": {reason}" if reason and cell.outcome not in GOOD else "")]
+    figure = cell.figure()
+    if figure:
+        parts.append(figure)
+    if growth:
+        parts.append(growth_text(growth, base_label))
+    return " · ".join(parts)
+
+
+LEGEND = (
+    "Each figure is the worst parity error of that dtype against a float64 CPU reference: the "
+    "normwise relative error ‖y − ref‖ / ‖ref‖ where measured, else the elementwise max relative "
+    "error; `tol` is the normwise tolerance it was judged against, `rtol` the elementwise one "
+    "(docs/parity.md); `n/N bad` counts the elements beyond it. "
+    f"'error grew' marks an error over {GROWTH_FACTOR:g}x the first column's "
+    "(rocm-compat diff's rule)."
+)
