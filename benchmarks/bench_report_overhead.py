@@ -9,8 +9,11 @@ times. Target: <= 1.05. It prints the figures and never fails on them (timing is
 A run with the report detects the machine once (the environment goes into the report: importing
 torch and probing it, ~3 s on a 2-core CPU), a cost per run, not per test. ``--env FILE`` gives
 both variants a recorded environment (``--rocm-env``), which leaves the per-test cost alone.
+``--suite-imports-torch`` adds a conftest.py that imports torch, as any suite that tests torch does:
+then the detection's torch import is paid by both variants and what remains is the report's own.
 
     python benchmarks/bench_report_overhead.py [--tests 5000] [--runs 5] [--env tests/data/envs/cpu_only.json]
+        [--suite-imports-torch]
 """
 
 from __future__ import annotations
@@ -55,10 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=int, default=5000, help="suite size (default 5000)")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (default 5)")
     parser.add_argument("--env", help="a recorded environment for both variants (no detection)")
+    parser.add_argument("--suite-imports-torch", action="store_true", help="a conftest.py that imports torch")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rocm-bench-report-") as tmp:
         root = Path(tmp)
         write_suite(root, args.tests)
+        if args.suite_imports_torch:
+            (root / "conftest.py").write_text("import torch  # noqa: F401  (as a suite that tests torch does)\n")
         run_once(root, True, args.env)  # warm: bytecode caches, file system
         run_once(root, False, args.env)
         runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
@@ -66,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             for flag in (True, False) if i % 2 == 0 else (False, True):
                 runs[flag].append(run_once(root, flag, args.env))
     where = f", recorded environment {args.env}" if args.env else ", environment detected"
+    where += ", the suite imports torch" if args.suite_imports_torch else ""
     print(f"suite: {args.tests} trivial tests, {args.runs} alternating runs per variant{where}")
     for what, k in (("wall time", 0), ("CPU time", 1)):
         a = statistics.median(r[k] for r in runs[True])

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
+from functools import lru_cache
 
 SUITE_FOLDERS = ("suites", "_suites")
 #: the bundled suites' folders (tests/report checks this against suites/): a node id starting with
@@ -41,21 +41,35 @@ def _split(nodeid: str) -> tuple[list[str], str, list[str]]:
     return parts[:-1], parts[-1], rest.split("::") if rest else []
 
 
-def is_bundled(nodeid: str) -> bool:
-    folders, _, _ = _split(nodeid)
+def _stem(name: str) -> str:
+    """``PurePath(name).stem`` for one path part, without building a path (this runs once per
+    test: the report's per-test cost)."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _is_bundled(folders: list[str]) -> bool:
     return any(f in SUITE_FOLDERS for f in folders[:-1]) or (bool(folders) and folders[0] in BUNDLED_SUITES)
+
+
+def is_bundled(nodeid: str) -> bool:
+    return _is_bundled(_split(nodeid)[0])
+
+
+def _suite(folders: list[str], module: str) -> str:
+    for i, part in enumerate(folders[:-1]):
+        if part in SUITE_FOLDERS:
+            return folders[i + 1]
+    if folders:
+        return folders[0] if folders[0] in BUNDLED_SUITES else "/".join(folders)
+    return _stem(module).removeprefix("test_")
 
 
 def suite_of(nodeid: str) -> str:
     """Bundled: the folder under suites/ (``operators``). Foreign: the module's folder
     (``tests/unittests/regression``). A module at the root: its name without ``test_``."""
     folders, module, _ = _split(nodeid)
-    for i, part in enumerate(folders[:-1]):
-        if part in SUITE_FOLDERS:
-            return folders[i + 1]
-    if folders:
-        return folders[0] if folders[0] in BUNDLED_SUITES else "/".join(folders)
-    return Path(module).stem.removeprefix("test_")
+    return _suite(folders, module)
 
 
 def parse_device_tokens(text: str) -> tuple[str, ...]:
@@ -73,10 +87,17 @@ def parse_device_tokens(text: str) -> tuple[str, ...]:
 def normalise_params(params: str, tokens: Iterable[str]) -> str:
     """``[cuda:0-float32]`` -> ``[device-float32]``: a device token (with an index: ``cuda:0``,
     ``cuda0``) that is a whole ``-``-separated part of the ids becomes ``device``."""
-    names = "|".join(re.escape(t) for t in tokens)
-    if not names or not params:
+    if not params:
         return params
-    return re.sub(rf"(?<=[\[\-])(?:{names})(?::?[0-9]+)?(?=[\-\]])", DEVICE_PLACEHOLDER, params)
+    pattern = _device_pattern(tuple(tokens))
+    return pattern.sub(DEVICE_PLACEHOLDER, params) if pattern is not None else params
+
+
+@lru_cache(maxsize=16)
+def _device_pattern(tokens: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The compiled device-token pattern: one per token set (a session has one), not one per test."""
+    names = "|".join(re.escape(t) for t in tokens)
+    return re.compile(rf"(?<=[\[\-])(?:{names})(?::?[0-9]+)?(?=[\-\]])") if names else None
 
 
 def _params(last: str) -> tuple[str, str]:
@@ -90,19 +111,29 @@ def feature_of(
 ) -> str:
     """``suites/operators/test_matmul.py::test_matmul[bfloat16]`` -> ``operators/matmul[bfloat16]``;
     ``tests/unit/test_a.py::test_b[cpu]`` -> ``tests/unit/test_a::test_b[device]``; a marker's name wins."""
-    if marker_name:
-        return marker_name
+    return row_of(nodeid, marker_name, device_tokens)[0]
+
+
+def row_of(
+    nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
+) -> tuple[str, str]:
+    """(:func:`feature_of`, :func:`suite_of`) of a node id, splitting it once: the report's
+    per-test call (the two computed apart split the node id three times)."""
     folders, module, names = _split(nodeid)
-    names = names or [Path(module).stem]
+    suite = _suite(folders, module)
+    if marker_name:
+        return marker_name, suite
+    names = names or [_stem(module)]
     last, params = _params(names[-1])
-    bundled = is_bundled(nodeid)
+    bundled = _is_bundled(folders)
     if not bundled:
         params = normalise_params(params, device_tokens)
     if folders and not bundled:
-        return "/".join([*folders, module.removesuffix(".py")]) + "::" + "::".join([*names[:-1], last + params])
+        joined = "/".join([*folders, module.removesuffix(".py")]) + "::" + "::".join([*names[:-1], last + params])
+        return joined, suite
     scope = [n.removeprefix("Test") or n for n in names[:-1]]
     name = ".".join([*scope, last.removeprefix("test_")])
-    return f"{suite_of(nodeid)}/{name}{params}"
+    return f"{suite}/{name}{params}", suite
 
 
 def collection_feature(nodeid: str) -> str:

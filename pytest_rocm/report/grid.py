@@ -9,7 +9,10 @@ Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``m
 - :func:`summary`: per suite and column, how many results passed / failed / crashed / were not
   installed / skipped;
 - :func:`grown`: the cells whose parity error grew past ``GROWTH_FACTOR`` times the first
-  column's (``rocm-compat diff``'s rule), marked in the cell.
+  column's (``rocm-compat diff``'s rule), marked in the cell;
+- :func:`slowed`: the cells whose measured speed fell more than ``SLOWDOWN_FACTOR`` times below
+  the first column's, beyond the recorded noise (``report.perf.slowdown_of``: diff's rule), marked
+  in the cell.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from dataclasses import dataclass, field
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
 from pytest_rocm.report.diff import DEFAULT_FLOOR, grew
 from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
 from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
 GROWTH_FACTOR = 10.0
+#: the slowdown that marks a cell: the default of ``rocm-compat diff --max-slowdown``
+SLOWDOWN_FACTOR = DEFAULT_MAX_SLOWDOWN
 #: the summary's columns and the outcomes each counts
 SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
     ("passed", GOOD),
@@ -71,14 +77,21 @@ class FeatureRow:
     issue: Row | None = None
     #: (label, dtype) -> how many times the first column's error the cell's grew, where past GROWTH_FACTOR
     growth: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: (label, dtype) -> how many times slower than the first column the cell ran, where past
+    #: SLOWDOWN_FACTOR and beyond the recorded spread
+    slowdown: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
     def status_text(self) -> str:
-        """The status, and a grown error beside it: ``works everywhere, error grew 50x``."""
-        if not self.growth:
-            return self.status
-        worst = max(self.growth.values())
-        return f"{self.status}, error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
+        """The status, and a grown error or a slowdown beside it: ``works everywhere, error grew
+        50x, 3.0x slower``."""
+        text: str = self.status
+        if self.growth:
+            worst = max(self.growth.values())
+            text += f", error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
+        if self.slowdown:
+            text += f", {max(self.slowdown.values()):.1f}x slower"
+        return text
 
     def cells(self, label: str) -> list[Cell]:
         return [c for row in self.by_dtype.values() if (c := row.cells.get(label)) is not None]
@@ -91,7 +104,7 @@ class FeatureRow:
         """Whether the columns disagree: another outcome in some dtype, or a grown error."""
         if len(labels) < 2:
             return False
-        if self.growth:
+        if self.growth or self.slowdown:
             return True
         return any(len({c.outcome if c else None for c in row.cells.values()}) > 1 for row in self.by_dtype.values())
 
@@ -119,6 +132,22 @@ def grown(row: Row, labels: list[str]) -> dict[str, float]:
     return out
 
 
+def slowed(row: Row, labels: list[str]) -> dict[str, float]:
+    """label -> how many times slower than the first column the cell's perf record ran, where
+    ``report.perf.slowdown_of`` calls it a slowdown past SLOWDOWN_FACTOR and not noisy (the change
+    wider than both columns' recorded spread): diff's rule, so the table and the gate agree."""
+    base = row.cells.get(labels[0]) if len(labels) >= 2 else None
+    if base is None or not base.perf:
+        return {}
+    out: dict[str, float] = {}
+    for label in labels[1:]:
+        cell = row.cells.get(label)
+        slow = slowdown_of(row.feature, base.perf, cell.perf if cell else None, SLOWDOWN_FACTOR)
+        if slow is not None and not slow.noisy:
+            out[label] = slow.factor
+    return out
+
+
 def feature_rows(table: Table) -> list[FeatureRow]:
     """The rows grouped by feature (dtypes as sub-columns), in the table's order."""
     groups: dict[tuple[str, str], dict[str, Row]] = {}
@@ -138,6 +167,8 @@ def feature_rows(table: Table) -> list[FeatureRow]:
         for dtype, r in by_dtype.items():
             for label, factor in grown(r, table.labels).items():
                 feature.growth[(label, dtype)] = factor
+            for label, factor in slowed(r, table.labels).items():
+                feature.slowdown[(label, dtype)] = factor
         out.append(feature)
     return out
 
@@ -186,8 +217,20 @@ def growth_text(factor: float, base_label: str) -> str:
     return f"error grew {size} vs {base_label}"
 
 
-def cell_text(cell: Cell, growth: float | None = None, base_label: str = "", limit: int = REASON_CHARS) -> str:
-    """One cell in words: ``failed: <reason> · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``."""
+def slowdown_text(factor: float, base_label: str) -> str:
+    """``3.0x slower vs cpu torch2.13.0``: the mark of a slowdown."""
+    return f"{factor:.1f}x slower vs {base_label}"
+
+
+def cell_text(
+    cell: Cell,
+    growth: float | None = None,
+    base_label: str = "",
+    limit: int = REASON_CHARS,
+    slowdown: float | None = None,
+) -> str:
+    """One cell in words: ``failed: <reason> · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``
+    (and ``· 3.0x slower vs ...`` where it ran slower than the first column)."""
     reason = short_reason(cell.reason, limit).removeprefix("not installed: ") if cell.reason else ""
     parts = [cell.outcome + (f": {reason}" if reason and cell.outcome not in GOOD else "")]
     figure = cell.figure()
@@ -195,6 +238,8 @@ def cell_text(cell: Cell, growth: float | None = None, base_label: str = "", lim
         parts.append(figure)
     if growth:
         parts.append(growth_text(growth, base_label))
+    if slowdown:
+        parts.append(slowdown_text(slowdown, base_label))
     return " · ".join(parts)
 
 
@@ -204,5 +249,8 @@ LEGEND = (
     "error; `tol` is the normwise tolerance it was judged against, `rtol` the elementwise one "
     "(docs/parity.md); `n/N bad` counts the elements beyond it. "
     f"'error grew' marks an error over {GROWTH_FACTOR:g}x the first column's "
-    "(rocm-compat diff's rule)."
+    "(rocm-compat diff's rule). "
+    f"'slower' marks a measured row over {SLOWDOWN_FACTOR:g}x slower than in the first column, "
+    "beyond both columns' recorded spread (rocm-compat diff --max-slowdown's rule; a change within "
+    "the spread is noise and not marked)."
 )

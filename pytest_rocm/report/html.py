@@ -5,7 +5,7 @@ scale profile in each column header), the summary (per suite and column: passed,
 crashed, not-installed, skipped), the rows that differ between columns and the failures, the charts
 (fp16 vs bf16 error per operation, the first column's open; throughput where measured), then
 every row in a collapsed section per suite. One row per feature, the dtypes as sub-columns; each cell shows its
-reason, its parity figure with the tolerance (legend above the rows) and a grown error. Filters
+reason, its parity figure with the tolerance (legend above the rows), a grown error and a slowdown. Filters
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
 page says is decided in ``report.grid``, as for the Markdown.
 """
@@ -25,6 +25,7 @@ from pytest_rocm.report.grid import (
     cpu_baselines,
     feature_rows,
     growth_text,
+    slowdown_text,
     status_counts,
     suite_dtypes,
     summary,
@@ -58,7 +59,7 @@ thead th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-n
 td.n.hot{background:#ffcdd2;color:#b71c1c;font-weight:700}
 td.cell{font-weight:600;min-width:80px;max-width:320px}td.cell small{display:block;font-weight:400}
 td.cell small.fig{font-family:monospace}td.cell small.why{overflow-wrap:anywhere}
-td.cell small.grown{color:#b71c1c;font-weight:700}td.missing{color:#999}td.status{font-weight:600;white-space:nowrap}
+td.cell small.grown,td.cell small.slower{color:#b71c1c;font-weight:700}td.missing{color:#999}td.status{font-weight:600;white-space:nowrap}
 #filters{display:flex;flex-wrap:wrap;gap:12px 20px;align-items:center;margin:12px 0;padding:8px;background:#fafafa;border:1px solid #e0e0e0}
 #filters label{white-space:nowrap}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:3px}
 .hidden{display:none}.note{color:#b71c1c}
@@ -142,7 +143,7 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
     )
 
 
-def _cell(cell: Cell | None, growth: float | None, base: str, span: int) -> str:
+def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None) -> str:
     colspan = f" colspan={span}" if span > 1 else ""
     if cell is None:
         return f'<td class="cell missing"{colspan} title="not run in this environment">—</td>'
@@ -154,8 +155,8 @@ def _cell(cell: Cell | None, growth: float | None, base: str, span: int) -> str:
         parts.append(f"<small class=why>{_attr(why[:CELL_REASON_CHARS])}</small>")
     if cell.figure():
         parts.append(f"<small class=fig>{_attr(cell.figure())}</small>")
-    if growth:
-        parts.append(f"<small class=grown>&#9650; {_attr(growth_text(growth, base))}</small>")
+    parts += [f"<small class=grown>&#9650; {_attr(growth_text(growth, base))}</small>"] if growth else []
+    parts += [f"<small class=slower>&#9660; {_attr(slowdown_text(slowdown, base))}</small>"] if slowdown else []
     return (
         f'<td class="cell o-{cell.outcome}"{colspan} style="background:{bg};color:{fg}" '
         f'title="{_attr(reason or cell.outcome)}">{"".join(parts)}</td>'
@@ -189,8 +190,9 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
                 if cell:
                     outcomes.add(cell.outcome)
                 span = len(dtypes) if only_one else 1
-                cells.append(_cell(cell, row.growth.get((label, dtype)), base, span))
-        colour = STATUS_COLOURS["broken" if row.growth else row.status]
+                slowdown = row.slowdown.get((label, dtype))
+                cells.append(_cell(cell, row.growth.get((label, dtype)), base, span, slowdown))
+        colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
         out.append(
             f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'
             f"<td>{_attr(row.feature)}{_issue_link(row)}</td>{''.join(cells)}"

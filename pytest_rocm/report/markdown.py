@@ -2,7 +2,7 @@
 differ between columns, the failures, then every row in a collapsed ``<details>`` per suite.
 
 One row per feature, the dtypes as sub-columns (``label fp16``, ``label bf16``); each cell says its
-outcome, its reason when it did not pass, its parity figure with the tolerance, and a grown error.
+outcome, its reason when it did not pass, its parity figure with the tolerance, its perf figure, and a grown error or a slowdown.
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
                 if dtype == NO_DTYPE and cell is None and r is None:
                     cells.append("")
                     continue
-                cells.append(_esc(cell_text(cell, row.growth.get((label, dtype)), base)) if cell else "—")
+                key = (label, dtype)
+                cells.append(
+                    _esc(cell_text(cell, row.growth.get(key), base, slowdown=row.slowdown.get(key))) if cell else "—"
+                )
         feature = _esc(row.feature)
         if row.issue and row.issue.issue:
             feature += f" ([{_esc(row.issue.issue_text())}]({row.issue.issue.get('url', '')}))"

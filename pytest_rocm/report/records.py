@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, SUITE_FOLDERS, feature_of, suite_of
+from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, SUITE_FOLDERS, feature_of, row_of, suite_of
 from pytest_rocm.report.outcomes import (
     INFO_PROPERTY,
     OUTCOMES,
@@ -246,10 +246,11 @@ def build_record(
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)
+    feature, suite = row_of(nodeid, marker_feature, device_tokens)
     record: ResultRecord = {
         "nodeid": nodeid,
-        "feature": feature_of(nodeid, marker_feature, device_tokens),
-        "suite": suite_of(nodeid),
+        "feature": feature,
+        "suite": suite,
         "outcome": outcome,
         "reason": reason,
         "duration": round(duration, 6),
