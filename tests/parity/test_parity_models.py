@@ -24,7 +24,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+from kernel_mutants import DropsKTail  # noqa: E402
 
 from pytest_rocm.parity.check import NONDETERMINISTIC_HINT, assert_parity  # noqa: E402
 from pytest_rocm.parity.result import ParityError  # noqa: E402
@@ -223,25 +224,9 @@ def test_model_criterion_catches_a_one_percent_attention_error_in_float16(attent
     assert "normwise error" in str(info.value) and "the yardstick's" in str(info.value)
 
 
-class _GemmDropsKTail(TorchDispatchMode):
-    """bfloat16 matmuls ignore the last eighth of the reduction (a K-remainder bug)."""
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        name = func.overloadpacket.__name__
-        if name in ("mm", "addmm", "bmm") and any(
-            isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args
-        ):
-            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
-            keep = a.shape[-1] - a.shape[-1] // 8
-            a, b = a[..., :keep], b[..., :keep, :]
-            return func(args[0], a, b, **kwargs) if name == "addmm" else func(a, b, **kwargs)
-        return func(*args, **kwargs)
-
-
 def test_model_criterion_catches_a_broken_gemm_in_bfloat16() -> None:
     m = llama(12)
-    with _GemmDropsKTail(), pytest.raises(ParityError) as info:
+    with DropsKTail(), pytest.raises(ParityError) as info:
         assert_parity(
             lambda ids: m(ids).logits, token_ids(), module=m, mode="model", dtypes=("float16", "bfloat16"), name="lm"
         )

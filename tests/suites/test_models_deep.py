@@ -9,6 +9,7 @@ broken with them, and it would not be on a real device either (it runs on the CP
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ torch = pytest.importorskip("torch")
 # pulls in) cannot be registered twice in one process
 pytest.importorskip("transformers.models.llama.modeling_llama")
 
+import kernel_mutants  # noqa: E402
 from suite_runs import run_suite  # noqa: E402
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "models"
@@ -50,31 +52,25 @@ def _attention_one_percent_high(monkeypatch):
 """
 
 #: bfloat16 matrix products ignore the last eighth of their reduction (a K-remainder bug)
-GEMM_DROPS_K_TAIL_BF16 = """
+GEMM_DROPS_K_TAIL_BF16 = (
+    """
+from typing import Any
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 
-class DropsKTail(TorchDispatchMode):
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = func.overloadpacket.__name__
-        if name in ("mm", "addmm", "bmm") and any(
-            isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args
-        ):
-            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
-            keep = a.shape[-1] - a.shape[-1] // 8
-            a, b = a[..., :keep], b[..., :keep, :]
-            return func(args[0], a, b, **kwargs) if name == "addmm" else func(a, b, **kwargs)
-        return func(*args, **kwargs)
-
+"""
+    + inspect.getsource(kernel_mutants.DropsKTail)
+    + """
 
 @pytest.fixture(autouse=True)
 def _gemm_drops_k_tail():
     with DropsKTail():
         yield
 """
+)
 
 
 @pytest.fixture

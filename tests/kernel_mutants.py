@@ -1,0 +1,25 @@
+"""Kernel bugs made on purpose, shared by the parity tests and the suite tests that run them as a
+plugin (the source goes into a pytester plugin with ``inspect.getsource``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class DropsKTail(TorchDispatchMode):
+    """bfloat16 matmuls ignore the last eighth of the reduction (a K-remainder bug)."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        if name in ("mm", "addmm", "bmm") and any(
+            isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args
+        ):
+            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+            keep = a.shape[-1] - a.shape[-1] // 8
+            a, b = a[..., :keep], b[..., :keep, :]
+            return func(args[0], a, b, **kwargs) if name == "addmm" else func(a, b, **kwargs)
+        return func(*args, **kwargs)
