@@ -228,7 +228,7 @@ def _apply_markers(item: pytest.Item) -> None:
     if sel is not None and sel.plan and any(p.name in markers.DEVICE_NAMES for p in parsed):
         # decided as on the plan's architecture; never executed on this machine's hardware
         xfail = decision.xfail[0] if decision.xfail else None
-        raise pytest.skip.Exception(plan.would_run(sel.plan, xfail), _use_item_location=True)
+        raise pytest.skip.Exception(plan.would_run(sel.plan, xfail, sel.plan_wheel_gap), _use_item_location=True)
     if decision.xfail:
         reason, strict = decision.xfail
         # strict None: left out, so pytest applies its xfail_strict ini as for its own xfail marker

@@ -66,7 +66,9 @@ def rocm_device(pytestconfig: pytest.Config) -> Any:
     if sel.plan:
         from pytest_rocm.plugin.plan import would_run
 
-        pytest.skip(would_run(sel.plan))  # decided as on that architecture, never run on this hardware
+        pytest.skip(
+            would_run(sel.plan, wheel_gap=sel.plan_wheel_gap)
+        )  # decided as on that architecture, never run on this hardware
     if device is None:
         pytest.skip(f"no device to test on: {sel.no_device}")
     if st.recorded:

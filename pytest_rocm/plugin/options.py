@@ -203,6 +203,8 @@ class Settings:
     plan_rocm: str | None = None
     plan_torch: str | None = None
     plan_source: str = ""
+    #: the combination a plan installs (--rocm-plan-combo), whose wheel must carry the plan's gfx
+    plan_combo: str | None = None
 
     @property
     def forced_cpu(self) -> bool:
@@ -333,7 +335,12 @@ def _plan_versions(checked: Any) -> dict[str, Any]:
     rocm, rocm_source = checked("rocm_plan_rocm", parse_version_option)
     torch, torch_source = checked("rocm_plan_torch", parse_version_option)
     sources = [s for s in (combo_source, rocm_source, torch_source) if s]
-    return {"plan_rocm": rocm or combo.rocm, "plan_torch": torch or combo.torch, "plan_source": ", ".join(sources)}
+    return {
+        "plan_rocm": rocm or combo.rocm,
+        "plan_torch": torch or combo.torch,
+        "plan_source": ", ".join(sources),
+        "plan_combo": combo.combo,
+    }
 
 
 def publish(config: pytest.Config, settings: Settings) -> None:

@@ -24,8 +24,11 @@ PLAN_TAG = "(plan)"
 SHOWN_REASONS = 8
 
 
-def would_run(gfx: str, xfail: str | None = None) -> str:
-    """The skip reason of a test that would run on the plan's architecture."""
+def would_run(gfx: str, xfail: str | None = None, wheel_gap: str = "") -> str:
+    """The skip reason of a test that would run on the plan's architecture; with ``wheel_gap`` (the
+    planned wheel has no kernels for it) the test would not run there, and the reason says why."""
+    if wheel_gap:
+        return f"would fail on {gfx}: {wheel_gap}"
     if xfail:
         return f"would run on {gfx} {PLAN_TAG}, expected to fail there: {xfail}"
     return f"would run on {gfx} {PLAN_TAG}"
@@ -49,6 +52,8 @@ class PlanVersions:
     torch: str | None = None
     #: where they came from, for reasons ("--rocm-plan-combo=torch2.6-rocm6.2.4")
     source: str = ""
+    #: the combination they came from, whose wheel the plan installs
+    combo: str | None = None
 
 
 def parse_combo_option(text: str) -> PlanVersions:
@@ -67,7 +72,25 @@ def parse_combo_option(text: str) -> PlanVersions:
         raise ValueError(f"no ROCm combination of that name in matrix/combos.toml (known: {', '.join(rocm)})")
     combo = rocm[name]
     torch = combo.torch.split("==", 1)[1] if "==" in combo.torch else None
-    return PlanVersions(rocm=combo.rocm, torch=torch)
+    return PlanVersions(rocm=combo.rocm, torch=torch, combo=name)
+
+
+def wheel_gap(combo_name: str, gfx: str) -> str:
+    """Why the combination's torch wheel cannot run on ``gfx`` (data/torch_wheels.json: the gfx each
+    wheel is built for), or "" when it can or the table does not know the wheel."""
+    from pytest_rocm._resources import default_combos_path
+    from pytest_rocm.matrix import load_combos
+
+    combo = next(c for c in load_combos(default_combos_path()) if c.name == combo_name)
+    verdict = combo.kernels_for(gfx)
+    if verdict == "no":
+        return f"the {combo_name} wheel has no {gfx} kernels (hipErrorNoBinaryForGpu at the first kernel)"
+    if verdict == "override":
+        return (
+            f"the {combo_name} wheel has no {gfx} kernels; only HSA_OVERRIDE_GFX_VERSION to a target it carries "
+            "would run it"
+        )
+    return ""
 
 
 @dataclass

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.plugin import plan
 from pytest_rocm.plugin.options import Settings
 
 
@@ -34,6 +35,8 @@ class Selection:
     no_device: str = ""
     #: text of the --rocm-gfx restriction for messages ("gfx1030"), "" when none
     gfx_filter: str = ""
+    #: a plan whose wheel (--rocm-plan-combo) has no kernels for its gfx: why ("" otherwise)
+    plan_wheel_gap: str = ""
 
 
 class SelectionError(ValueError):
@@ -149,7 +152,8 @@ def _plan(env: Environment, settings: Settings) -> Selection:
         rocm=settings.plan_rocm or env.rocm,
         torch=settings.plan_torch or env.torch,
     )
-    return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx))
+    gap = plan.wheel_gap(settings.plan_combo, base) if settings.plan_combo else ""
+    return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx), plan_wheel_gap=gap)
 
 
 # -- facts that skip reasons quote ------------------------------------------------------------------

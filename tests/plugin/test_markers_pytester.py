@@ -403,3 +403,26 @@ def test_strict_markers_runs_clean_and_markers_are_listed(pytester: pytest.Pytes
         "feature(name):",
     ):
         assert f"@pytest.mark.{sig}" in listed
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (  # 2.6's rocm6.2.4 wheels carry gfx1100 but no gfx1151 (Strix Halo): hipErrorNoBinaryForGpu
+            ["--rocm-gfx=gfx1151", "--rocm-plan-combo=torch2.6-rocm6.2.4"],
+            "would fail on gfx1151: the torch2.6-rocm6.2.4 wheel has no gfx1151 kernels "
+            "(hipErrorNoBinaryForGpu at the first kernel)",
+        ),
+        (["--rocm-gfx=gfx1151", "--rocm-plan-combo=torch2.13-rocm7.2"], "would run on gfx1151 (plan)"),
+        (["--rocm-gfx=gfx1100", "--rocm-plan-combo=torch2.6-rocm6.2.4"], "would run on gfx1100 (plan)"),
+    ],
+    ids=["strix-halo-on-rocm6.2.4", "strix-halo-on-rocm7.2", "7900-on-rocm6.2.4"],
+)
+def test_a_plan_with_a_combination_says_when_its_wheel_cannot_run_on_the_gfx(
+    pytester: pytest.Pytester, args: list[str], reason: str
+) -> None:
+    """Issue 17: 'this wheel on that GPU' is planned from the wheel's gfx list, before the install."""
+    pytester.makepyfile(ARCH_AND_VERSION + "\ndef test_device(rocm_device): pass\n")
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", *args))
+    assert got["test_new_torch"] == (S, reason)
+    assert got["test_device"] == (S, reason)
