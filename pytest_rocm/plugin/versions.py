@@ -195,16 +195,32 @@ def _parse_min_vram(size: int | str) -> tuple[Any, ...]:
     return (parse_size(size),)
 
 
+def _allocatable(sel: Any, d: Any) -> tuple[int | None, str]:
+    """(bytes the device can allocate, how that was judged). An APU's reported memory is its BIOS
+    carve-out or its GTT pool depending on kernel and ROCm; HIP also allocates from GTT (the system
+    memory the kernel lets the GPU map, ``mem_info_gtt_total``), so an APU counts the larger."""
+    from pytest_rocm.doctor.facts import knowledge
+
+    gfx = d.hardware_gfx or d.gfx
+    if gfx not in set(knowledge()["apu_gfx"]["list"]):
+        return d.total_memory, ""
+    pools = [g.gtt for g in sel.env.system.gpus if g.gfx == gfx and g.gtt]
+    if len(pools) != 1 or (d.total_memory or 0) >= pools[0]:  # two such APUs: which is which is unknown
+        return d.total_memory, ""
+    return pools[0], " (an APU: its GTT pool of system memory)"
+
+
 def _decide_min_vram(args: tuple[Any, ...], ctx: Context) -> Decision:
     sel, size = ctx.sel, args[0]
     d = sel.device
     needs = f"needs {format_size(size)} of GPU memory"
     if d is None:
         return Decision(skip=f"{needs}, {sel.no_device}")
-    if d.total_memory is None:
+    memory, how = _allocatable(sel, d)
+    if memory is None:
         return Decision(skip=f"{needs}, {device_fact(sel)} with unknown memory")
-    if d.total_memory < size:
-        return Decision(skip=f"{needs}, device {d.index} has {format_size(d.total_memory)}")
+    if memory < size:
+        return Decision(skip=f"{needs}, device {d.index} has {format_size(memory)}{how}")
     return RUN
 
 

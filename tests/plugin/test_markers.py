@@ -334,3 +334,25 @@ def test_first_skip_wins_and_xfail_kept():
     assert decision.skip == "needs 1024.0 GiB of GPU memory, device 0 has 192.0 GiB"
     parsed = [parse_mark("xfail_gfx", ("cdna3",), {}), parse_mark("gpu", (), {})]
     assert markers.evaluate(parsed, sel, lookup).xfail is not None
+
+
+def test_min_vram_on_an_apu_counts_what_it_can_allocate():
+    """Issue 17: an APU's reported memory is its BIOS carve-out or its GTT pool depending on kernel and
+    ROCm; HIP allocates from GTT, so a Strix Halo with a 512 MiB carve-out and 64 GiB of GTT has room."""
+    gib = 1024**3
+    apu = env("rx7900xtx_rocm6")
+    device, gpu = apu.devices[0], apu.system.gpus[0]
+    device.arch = device.gfx = device.hardware_gfx = "gfx1151"
+    device.total_memory = gib // 2
+    gpu.gfx, gpu.vram, gpu.gtt = "gfx1151", gib // 2, 64 * gib
+    sel = select(apu, Settings())
+    lookup = markers.library_lookup(None, lambda d: None)
+    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], sel, lookup).skip is None
+    assert markers.evaluate([parse_mark("min_vram", ("100GiB",), {})], sel, lookup).skip == (
+        "needs 100.0 GiB of GPU memory, device 0 has 64.0 GiB (an APU: its GTT pool of system memory)"
+    )
+    # the same numbers on a discrete card: its GTT is not device memory
+    device.arch = device.gfx = device.hardware_gfx = gpu.gfx = "gfx1100"
+    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], select(apu, Settings()), lookup).skip == (
+        "needs 16.0 GiB of GPU memory, device 0 has 512 MiB"
+    )
