@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm.env.model import Device
 from pytest_rocm.env.render import format_size
 from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerSpec
-from pytest_rocm.plugin.selection import device_fact, runtime_version
+from pytest_rocm.plugin.selection import Selection, device_fact, runtime_version
 from pytest_rocm.report.outcomes import not_installed_reason
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def _parse_min_vram(size: int | str) -> tuple[Any, ...]:
     return (parse_size(size),)
 
 
-def _allocatable(sel: Any, d: Any) -> tuple[int | None, str]:
+def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
     """(bytes the device can allocate, how that was judged). An APU's reported memory is its BIOS
     carve-out or its GTT pool depending on kernel and ROCm; HIP also allocates from GTT (the system
     memory the kernel lets the GPU map, ``mem_info_gtt_total``), so an APU counts the larger."""

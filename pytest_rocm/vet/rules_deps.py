@@ -70,6 +70,8 @@ def _library_pattern(vendor: str) -> str:
 
 
 #: a file that loads libraries at run time (a library name elsewhere is only a name)
+#: words a file that loads a library by name contains (a cheap pre-filter before the pattern)
+_LOAD_LITERALS = ("DLL", "dll", "LoadLibrary", "dlopen", "find_library")
 _LOADS = r"\b(?:CDLL|WinDLL|OleDLL|PyDLL|LoadLibrary\w*|dlopen|find_library|cdll|windll)\b"
 
 DEPS_RULES: tuple[Rule, ...] = (
@@ -199,7 +201,7 @@ DEPS_RULES: tuple[Rule, ...] = (
         "loads an NVIDIA library at run time (ctypes/cffi): a binding that works only with NVIDIA's driver",
         kinds=kinds(PYTHON),
         only_if_in_file=_LOADS,
-        literals=("DLL", "dll", "LoadLibrary", "dlopen", "find_library"),
+        literals=_LOAD_LITERALS,
     ),
     Rule(
         "probes-nvidia-library",
@@ -221,7 +223,7 @@ DEPS_RULES: tuple[Rule, ...] = (
         "loads a ROCm library at run time (libamdhip64, librocm_smi64, libamd_smi...): an AMD path",
         kinds=kinds(PYTHON),
         only_if_in_file=_LOADS,
-        literals=("DLL", "dll", "LoadLibrary", "dlopen", "find_library"),
+        literals=_LOAD_LITERALS,
     ),
     # ---- what it builds on ---------------------------------------------------------------
     Rule(
