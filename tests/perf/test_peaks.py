@@ -33,10 +33,10 @@ def test_products_sharing_an_architecture_are_told_apart_by_name() -> None:
     [
         ("gfx1100", "AMD Radeon RX 7800 XT", "bytes", None),  # same arch, another card: no peak
         ("gfx942", "AMD Instinct MI300X", "flops", "float64"),  # a dtype the file does not give
-        ("gfx942", "AMD Instinct MI300X", "flops", "float32"),  # left out: no source found
         (None, None, "flops", "float32"),  # the CPU
         ("gfx90a", "AMD Instinct MI250", "bytes", None),  # the MI250X's smaller sibling: not in the file
-        ("gfx950", "AMD Instinct MI355X", "flops", "bfloat16"),  # no dense figure with a source yet
+        ("gfx950", "AMD Instinct MI355X", "flops", "bfloat16"),  # FP16 and FP8 are sourced, BF16 is not yet
+        ("gfx1100", "AMD Radeon PRO W7900", "flops", "float32"),  # bandwidth only: no compute figure found
         ("gfx1151", "AMD Radeon 8050S", "bytes", None),  # Strix Halo's 32-CU part: not the 8060S
         ("gfx1201", "AMD Radeon RX 9070", "bytes", None),  # the non-XT card is not the XT
     ],
@@ -56,9 +56,14 @@ def test_flops_come_back_in_gflops() -> None:
     ("arch_name", "device", "product", "kind", "dtype", "value"),
     [
         ("gfx90a:sramecc+:xnack-", "AMD Instinct MI210", "AMD Instinct MI210", "flops", "float16", 181.0e3),
+        ("gfx90a", "AMD Instinct MI210", "AMD Instinct MI210", "flops", "bfloat16", 181.0e3),
+        ("gfx942:sramecc+:xnack-", "AMD Instinct MI300X", "AMD Instinct MI300X", "flops", "float32", 163.4e3),
         ("gfx90a", "AMD Instinct MI250X", "AMD Instinct MI250X (one GCD)", "flops", "bfloat16", 191.5e3),
         ("gfx942:sramecc+:xnack-", "AMD Instinct MI325X", "AMD Instinct MI325X", "bytes", None, 6000.0),
         ("gfx950", "AMD Instinct MI355X", "AMD Instinct MI355X", "bytes", None, 8000.0),
+        ("gfx950", "AMD Instinct MI355X", "AMD Instinct MI355X", "flops", "float16", 2500.0e3),
+        ("gfx950", "AMD Instinct MI355X", "AMD Instinct MI355X", "flops", "float8_e4m3fn", 5000.0e3),
+        ("gfx950", "AMD Instinct MI355X", "AMD Instinct MI355X", "flops", "float32", 157.3e3),
         ("gfx1100", "AMD Radeon PRO W7900", "AMD Radeon PRO W7900", "bytes", None, 864.0),
         ("gfx1201", "AMD Radeon RX 9070 XT", "AMD Radeon RX 9070 XT", "flops", "float32", 48.7e3),
         (
