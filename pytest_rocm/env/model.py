@@ -146,8 +146,12 @@ class Environment:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str = "environment") -> Environment:
-        """Build from parsed JSON; raises EnvironmentFileError naming ``source`` and the field."""
+    def from_dict(cls, data: Any, source: str = "environment", check: bool = True) -> Environment:
+        """Build from parsed JSON; raises EnvironmentFileError naming ``source`` and the field.
+
+        ``check=False`` skips the value checks (:func:`check_values`, jsonschema) but not the
+        types: for what this package's own detection wrote (a child process's), whose values are
+        as trusted as an in-process detection's, which is never checked either."""
         if not isinstance(data, dict):
             raise EnvironmentFileError(f"{source}: expected a JSON object, got {type(data).__name__}")
         schema = data.get("schema")
@@ -156,7 +160,8 @@ class Environment:
         backend = data.get("backend", "cpu")
         if backend not in BACKENDS:
             raise EnvironmentFileError(f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
-        check_values(data, source)
+        if check:
+            check_values(data, source)
         devices = [
             _build(Device, d, f"{source}: devices[{i}]")
             for i, d in enumerate(_list(data.get("devices"), f"{source}: devices"))

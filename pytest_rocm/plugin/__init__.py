@@ -99,6 +99,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistController(config), "rocm-xdist-controller")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state.stop_prefetch(config)  # a child detection nobody needed (the run ended first)
+
+
 def _junit(config: pytest.Config) -> Any:
     try:
         from _pytest.junitxml import xml_key
@@ -118,18 +122,6 @@ def _needs_environment_now(config: pytest.Config) -> bool:
     )
 
 
-def require_gpu_problem(sel: state.Selection, settings: options.Settings) -> str | None:
-    """The usage error --rocm-require-gpu raises for this selection, or None."""
-    if sel.plan:
-        return (
-            f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
-            f"{','.join(settings.gfx)} only plans for {sel.plan}"
-        )
-    if sel.device is None:
-        return f"{settings.require_gpu_source}: no GPU to test on: {sel.no_device}"
-    return None
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not _needs_environment_now(config):
@@ -137,7 +129,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     sel = state.get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
     settings = state.get_state(config).settings
     if settings.require_gpu:
-        problem = require_gpu_problem(sel, settings)
+        problem = state.require_gpu_problem(sel, settings)
         if problem:
             raise pytest.UsageError(problem)
 
@@ -267,6 +259,18 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
     if st.header_shown or not st.tests_need_environment or hasattr(config, "workerinput"):
         return []
     return _lines(config)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the report's own summary line, which names the column
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The environment lines a header could not show because the environment was found during the
+    run (detected in a child process for the report while the tests ran): said at the end, so the
+    log of a run with a report always names its environment."""
+    st = state.get_state(config)
+    if st.header_shown or hasattr(config, "workerinput") or state.environment_if_known(config) is None:
+        return
+    for line in _lines(config):
+        terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml writes the file

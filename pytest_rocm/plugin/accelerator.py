@@ -46,12 +46,14 @@ class AcceleratorProbe:
     """Hands each test's ``rocm_accelerator`` (True/False) to the report through user_properties
     (set before the teardown report is made, so xdist workers carry it to the controller)."""
 
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+    # A plain hook and a new-style wrapper: pluggy's old-style hookwrappers cost more per test.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
         item.stash[_START] = allocations()
-        yield
 
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        yield
-        item.user_properties.append((ACCELERATOR_PROPERTY, used(item.stash.get(_START, None), allocations())))
+        try:
+            return (yield)
+        finally:  # a failed test used the accelerator or not all the same
+            item.user_properties.append((ACCELERATOR_PROPERTY, used(item.stash.get(_START, None), allocations())))

@@ -59,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except files.UnsafeTarget as exc:
             raise pytest.UsageError(f"--rocm-report {report_path}: {exc}") from None
         config.pluginmanager.register(writer, "rocm-report-writer")
+        # the report needs the environment, the tests perhaps never: detect on another core meanwhile
+        state.prefetch(config)
 
 
 class FeatureTagger:
@@ -102,8 +104,12 @@ class ReportWriter:
         self.results: list[report.ResultRecord] = []
         self.sidecar: files.Sidecar | None = None
         self.label = ""
+        self.created: str | None = None
         self.environment: dict[str, Any] = {}
+        self.device: str | None = None
         self.scale: str | None = None
+        #: whether environment, device, label and scale are known (_settle)
+        self.settled = False
         self.timeout = _timeout_seconds(config)
         #: node ids collected (in-process or by the xdist workers), to list those never run
         self.collected: dict[str, None] = {}
@@ -119,22 +125,46 @@ class ReportWriter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        env = environment_of(self.config)
-        device = device_string_of(self.config)
-        self.label = setting(self.config, "rocm_label") or report.default_label(env, device)
-        self.environment = report.jsonable(env.to_dict())
         self.created = report.now_iso()
-        header = {"label": self.label, "created": self.created, "environment": self.environment, "device": device}
-        from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
-
-        header["scale"] = self.scale = get_scale(self.config)
-        self.device = device
+        self.label = setting(self.config, "rocm_label") or ""
         # A report left by an earlier run is removed at this run's first result (_claim): from then
         # on only the sidecar may speak. A run that records nothing (--collect-only, stopped before
         # any test) leaves it as it was: never replaced by less.
         if self.sidecar is None:
             self.sidecar = files.Sidecar(files.sidecar_path(self.path))
-        self.sidecar.start(header)
+        if state.pending_detection(self.config) is None:
+            self._settle(wait=True)  # known, or detected here now: the header line has it all
+            self.sidecar.start({"created": self.created, **self._settled_fields()})
+        else:  # detecting in a child (session.prefetch): its line follows when it is known
+            self.sidecar.start({"created": self.created, **({"label": self.label} if self.label else {})})
+
+    def _settle(self, wait: bool) -> bool:
+        """Fill in the environment, device, label and scale once the environment is known; True if
+        they were filled in now. ``wait=False`` never blocks: with a child detection still running
+        it leaves them for later (the first result after the child exits, or a test that needs the
+        environment, or at the latest the report's writing)."""
+        if self.settled:
+            return False
+        pending = state.pending_detection(self.config)
+        if not wait and pending is not None and not pending.done():
+            return False
+        env = environment_of(self.config)
+        self.device = device_string_of(self.config)
+        self.label = self.label or report.default_label(env, self.device)
+        self.environment = report.jsonable(env.to_dict())
+        from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
+
+        self.scale = get_scale(self.config)
+        self.settled = True
+        return True
+
+    def _settled_fields(self) -> dict[str, Any]:
+        return {"label": self.label, "environment": self.environment, "device": self.device, "scale": self.scale}
+
+    def _settle_sidecar(self, wait: bool) -> None:
+        """Settle, and hand the fields to the sidecar as its environment line (a killed run keeps them)."""
+        if self._settle(wait) and self.sidecar is not None:
+            self.sidecar.append_environment(self._settled_fields())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected.update(dict.fromkeys(item.nodeid for item in session.items))
@@ -171,6 +201,7 @@ class ReportWriter:
 
     def _record(self, record: report.ResultRecord) -> None:
         self._claim()
+        self._settle_sidecar(wait=False)
         self.results.append(record)
         if self.sidecar is not None:
             self.sidecar.append(record)
@@ -186,7 +217,7 @@ class ReportWriter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for nodeid in list(self.pending):  # interrupted mid-test (Ctrl-C, -x): keep what is known
             self._finish(nodeid)
-        extra: dict[str, Any] = {"device": self.device, "scale": self.scale}
+        extra: dict[str, Any] = {}
         if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail:
             extra["interrupted"] = True  # Ctrl-C, -x, --maxfail: the table marks the column partial
         never_run = self._never_run()
@@ -197,6 +228,8 @@ class ReportWriter:
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():
             return
+        self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
+        extra.update(device=self.device, scale=self.scale)
         document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
         files.write_json(self.path, document)
         if self.sidecar is not None:

@@ -200,3 +200,15 @@ def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
             "(give it one: --rocm-plan-rocm=6.2 or --rocm-plan-combo=NAME, or use --rocm-env)"
         )
     return None, f"torch {env.torch} has no ROCm runtime (backend {env.backend})"
+
+
+def require_gpu_problem(sel: Selection, settings: Settings) -> str | None:
+    """The usage error --rocm-require-gpu raises for this selection, or None."""
+    if sel.plan:
+        return (
+            f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
+            f"{','.join(settings.gfx)} only plans for {sel.plan}"
+        )
+    if sel.device is None:
+        return f"{settings.require_gpu_source}: no GPU to test on: {sel.no_device}"
+    return None

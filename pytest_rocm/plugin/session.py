@@ -2,6 +2,11 @@
 controller, supplied by a ``pytest_rocm_detect_environment`` hook, or detected once, lazily) and the
 device under test chosen from it (:mod:`pytest_rocm.plugin.selection`, pure).
 
+A run that will need the environment only later (for its report) starts detecting in a child
+process at configure time (:func:`prefetch`, :mod:`pytest_rocm.env.child`): the tests run on one
+core while torch is imported on another, and the test process never imports torch for it. The
+first ``get_environment`` joins the child; when the child fails, detection runs in-process.
+
 Contract (docs/design.md, docs/plugin.md): ``get_environment(config)``, ``get_device(config)``,
 ``device_string(config)``. Nothing here imports torch at import time; detection (which does) runs
 only when something asks for the environment: a plugin marker on a test that is set up, a plugin
@@ -11,13 +16,15 @@ the junit properties, or an xdist controller handing the environment to its work
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import pytest
 
+from pytest_rocm.env import child
 from pytest_rocm.env.model import Device, Environment
 from pytest_rocm.plugin.options import Settings
-from pytest_rocm.plugin.selection import Selection, SelectionError, select
+from pytest_rocm.plugin.selection import Selection, SelectionError, require_gpu_problem, select
 
 __all__ = [
     "HOOK_SOURCE",
@@ -32,7 +39,11 @@ __all__ = [
     "get_selection",
     "get_state",
     "install",
+    "pending_detection",
+    "prefetch",
+    "require_gpu_problem",
     "select",
+    "stop_prefetch",
 ]
 
 #: the environment's source (header ``[env: ...]``, junit ``rocm.source``) when a hook supplied it
@@ -52,6 +63,8 @@ class RocmState:
     early_lines: frozenset[str] = frozenset()
     #: whether a collected test uses a marker or fixture that reads the environment
     tests_need_environment: bool = False
+    #: detection running in a child process (:func:`prefetch`), until get_environment joins it
+    detection: child.PendingDetection | None = None
 
 
 STATE = pytest.StashKey[RocmState]()
@@ -69,11 +82,47 @@ def get_state(config: pytest.Config) -> RocmState:
     return state
 
 
-def _detect() -> Environment:
+def _detect(state: RocmState) -> Environment:
+    if state.detection is not None:
+        pending, state.detection = state.detection, None
+        found = pending.result()
+        if found is not None:
+            return found
+        # the child failed (its line goes into system.errors): the in-process detection decides
+        environment = _detect_here()
+        environment.system.errors.append(pending.failure)
+        return environment
+    return _detect_here()
+
+
+def _detect_here() -> Environment:
     # Imported here: detect (through the seam) imports torch, which plugin import must not.
     from pytest_rocm.env.detect import detect_environment
 
     return detect_environment()
+
+
+def prefetch(config: pytest.Config) -> None:
+    """Start detecting in a child process when nothing has the environment yet and torch is not
+    imported here (imported, or blocked with ``sys.modules["torch"] = None``, in-process detection
+    is what describes this process). A ``pytest_rocm_detect_environment`` hook still wins: it is
+    asked first when the environment is needed, and the child is then stopped unread."""
+    state = get_state(config)
+    if state.environment is None and state.detection is None and "torch" not in sys.modules:
+        state.detection = child.start()
+
+
+def pending_detection(config: pytest.Config) -> child.PendingDetection | None:
+    """The child detection not yet joined, if any (never blocks)."""
+    return get_state(config).detection
+
+
+def stop_prefetch(config: pytest.Config) -> None:
+    """At the end of the run: a child detection nobody joined is stopped."""
+    state = get_state(config)
+    if state.detection is not None:
+        state.detection.cancel()
+        state.detection = None
 
 
 def environment_if_known(config: pytest.Config) -> Environment | None:
@@ -101,8 +150,9 @@ def get_environment(config: pytest.Config) -> Environment:
         supplied = _from_hook(config)
         if supplied is not None:
             state.environment, state.source = supplied, HOOK_SOURCE
+            stop_prefetch(config)
         else:
-            state.environment, state.source = _detect(), "detected"
+            state.environment, state.source = _detect(state), "detected"
     return state.environment
 
 

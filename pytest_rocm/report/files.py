@@ -26,10 +26,16 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pytest_rocm.env.textfile import kind_of
-from pytest_rocm.report.records import SIDECAR_SCHEMA, ReportDocument, ResultRecord
+from pytest_rocm.report.records import (
+    SIDECAR_ENVIRONMENT,
+    SIDECAR_LINE_KIND,
+    SIDECAR_SCHEMA,
+    ReportDocument,
+    ResultRecord,
+)
 
 
 class UnsafeTarget(OSError):
@@ -154,6 +160,10 @@ def busy(report_path: Path) -> str | None:
     return None
 
 
+#: one encoder for every sidecar line (json.dumps with an option builds a new one per call)
+_SIDECAR_ENCODER = json.JSONEncoder(allow_nan=False)
+
+
 class Sidecar:
     """Append-only JSON lines: a header, then one record per finished test, each handed to the
     kernel (flushed) as it is written, so it survives the process being killed.
@@ -165,12 +175,13 @@ class Sidecar:
     def __init__(self, path: Path, header: dict[str, Any] | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: TextIO | None = self._claim(path)
+        #: the claimed file's descriptor: records go to it with one os.write each, no buffer between
+        self._fd: int | None = self._claim(path)
         if header is not None:
             self.start(header)
 
     @staticmethod
-    def _claim(path: Path) -> TextIO:
+    def _claim(path: Path) -> int:
         problem = not_regular(path)
         if problem:
             raise UnsafeTarget(f"{path} {problem}")
@@ -190,33 +201,41 @@ class Sidecar:
                 same = False
             if same:  # not a file the previous holder unlinked as we opened it
                 os.set_blocking(fd, True)
-                return os.fdopen(fd, "w", encoding="utf-8")
+                return fd
             os.close(fd)
         raise UnsafeTarget(f"{path}: replaced repeatedly while being claimed")
 
     def start(self, header: dict[str, Any]) -> None:
-        assert self._file is not None
-        self._file.seek(0)
-        self._file.truncate()
+        assert self._fd is not None
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        os.ftruncate(self._fd, 0)
         self._write({"schema": SIDECAR_SCHEMA, "pid": os.getpid(), **header})
 
     def _write(self, obj: Mapping[str, Any]) -> None:
-        assert self._file is not None
-        self._file.write(json.dumps(obj, allow_nan=False) + "\n")
-        self._file.flush()  # in the kernel now: survives SIGKILL; fsync (power loss) waits for close
+        assert self._fd is not None
+        data = (_SIDECAR_ENCODER.encode(obj) + "\n").encode("utf-8")
+        # In the kernel once os.write returns: survives SIGKILL; fsync (power loss) waits for close.
+        # One write per line (a regular file takes it whole; the loop covers a signal mid-write).
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
 
     def append(self, record: ResultRecord) -> None:
         self._write(record)
 
+    def append_environment(self, fields: Mapping[str, Any]) -> None:
+        """The header fields known only after the run began (environment, device, label, scale:
+        detected in a child process), as a line of their own that the loader merges into the header."""
+        self._write({SIDECAR_LINE_KIND: SIDECAR_ENVIRONMENT, **fields})
+
     def close(self, remove: bool = False) -> None:
         """Release the claim; ``remove``: delete the sidecar first (while still holding the lock,
         so the file removed is this run's)."""
-        if self._file is not None:
+        if self._fd is not None:
             if remove:
                 self.path.unlink(missing_ok=True)
             else:
                 with contextlib.suppress(OSError):
-                    self._file.flush()
-                    os.fsync(self._file.fileno())
-            self._file.close()
-            self._file = None
+                    os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None

@@ -11,7 +11,16 @@ from typing import Any, cast
 from pytest_rocm.env.schemas import first_problem
 from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
 from pytest_rocm.report.files import sidecar_path
-from pytest_rocm.report.records import SCHEMA, SIDECAR_SCHEMA, ReportDocument, assemble, suite_of, summarize
+from pytest_rocm.report.records import (
+    SCHEMA,
+    SIDECAR_ENVIRONMENT,
+    SIDECAR_LINE_KIND,
+    SIDECAR_SCHEMA,
+    ReportDocument,
+    assemble,
+    suite_of,
+    summarize,
+)
 
 
 class ReportError(ValueError):
@@ -82,11 +91,27 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
         raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
     results = []
     for number, line in enumerate(complete[1:], start=2):
-        if line.strip():
-            results.append(_parse(line, f"{where}: line {number}"))
+        if not line.strip():
+            continue
+        entry = _parse(line, f"{where}: line {number}")
+        if isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
+            if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
+                raise ReportError(
+                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r},"
+                    f" expected {SIDECAR_ENVIRONMENT!r}"
+                )
+            # detected in a child process after the run began: the header's missing fields
+            header.update({k: v for k, v in entry.items() if k != SIDECAR_LINE_KIND})
+        else:
+            results.append(entry)
     # the header's run bookkeeping (pid) is not a report field
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
-    document = assemble(header.get("label", ""), header.get("environment", {}), results, header.get("created"), **extra)
+    # killed before the environment was known (a child detection still running) and no --rocm-label:
+    # the column still needs a name, and says why it has no environment
+    label = (
+        header.get("label") or f"unlabelled run of {header.get('created') or 'unknown time'} (environment not detected)"
+    )
+    document = assemble(label, header.get("environment", {}), results, header.get("created"), **extra)
     document["interrupted"] = True
     document["dropped_partial_line"] = bool(tail.strip())
     return validate(document, where)

@@ -34,6 +34,10 @@ if TYPE_CHECKING:  # the type only: report/ does not import parity/
 
 SCHEMA = "pytest-rocm/report/1"
 SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
+#: a sidecar line that is not a result names its kind under this key; the one kind is
+#: ``environment``: the header fields known only after the run began (detected in a child process)
+SIDECAR_LINE_KIND = "sidecar"
+SIDECAR_ENVIRONMENT = "environment"
 #: user_properties key through which a worker hands the ``feature`` marker's name to the controller
 FEATURE_PROPERTY = "rocm_feature"
 #: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
@@ -163,14 +167,21 @@ def outcome_of(
     A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
     thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
     """
-    by_when = {p.when: p for p in phases}
-    crash = by_when.get("???")
+    setup = call = teardown = crash = None
+    for phase in phases:  # the last report of each phase (no dict: once per test)
+        if phase.when == "setup":
+            setup = phase
+        elif phase.when == "call":
+            call = phase
+        elif phase.when == "teardown":
+            teardown = phase
+        elif phase.when == "???":
+            crash = phase
     if crash is not None:
         # the controller sees the start a little late: allow a small margin below the timeout
         if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
             return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
         return "crashed", reason_of(crash) or "worker crashed"
-    setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
     if setup is not None and setup.failed:
         return _failure_outcome(setup, "error")
     if setup is not None and setup.skipped:
@@ -193,7 +204,12 @@ def outcome_of(
 def _properties(phases: Sequence[Any]) -> list[tuple[str, Any]]:
     # In-process all phases share item.user_properties; under xdist each phase carries a copy
     # taken when it ended. Properties only grow, so the longest list has them all.
-    longest = max((list(getattr(p, "user_properties", []) or []) for p in phases), key=len, default=[])
+    # (No copies: this runs once per test, and every container it makes is garbage-collector work.)
+    longest: Sequence[Any] = ()
+    for phase in phases:
+        found = getattr(phase, "user_properties", None) or ()
+        if len(found) > len(longest):
+            longest = found
     return [(p[0], p[1]) for p in longest if isinstance(p, (tuple, list)) and len(p) == 2]
 
 
@@ -254,8 +270,8 @@ def build_record(
         "outcome": outcome,
         "reason": reason,
         "duration": round(duration, 6),
-        "parity": jsonable(parity),
-        "info": jsonable(info),
+        "parity": jsonable(parity) if parity else [],
+        "info": jsonable(info) if info else {},
     }
     if attempts > 1:
         record["attempts"] = attempts

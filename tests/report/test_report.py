@@ -260,3 +260,35 @@ def test_the_bundled_suite_names_are_the_folders_under_suites() -> None:
 
     suites = Path(__file__).parents[2] / "suites"
     assert tuple(sorted(p.name for p in suites.iterdir() if p.is_dir() and p.name[0] != "_")) == BUNDLED_SUITES
+
+
+def test_a_sidecar_environment_line_fills_in_the_header(tmp_path: Path) -> None:
+    # detection in a child process: the header line has no environment, a later line brings it
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"created": "2026-12-01T13:00:00+00:00"})
+    sidecar.append({"nodeid": "a.py::first", "feature": "a/first", "outcome": "passed"})
+    sidecar.append_environment({"label": "cpu torch2.13.0", "environment": {}, "device": "cpu", "scale": "ci"})
+    sidecar.append({"nodeid": "a.py::second", "feature": "a/second", "outcome": "failed"})
+    sidecar.close()
+    loaded = report_load.load_report(path)
+    assert [r["nodeid"] for r in loaded["results"]] == ["a.py::first", "a.py::second"]
+    assert (loaded["label"], loaded["device"], loaded["scale"]) == ("cpu torch2.13.0", "cpu", "ci")
+
+
+def test_a_sidecar_killed_before_its_environment_line_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"created": "2026-12-01T13:00:00+00:00"})
+    sidecar.append({"nodeid": "a.py::first", "feature": "a/first", "outcome": "passed"})
+    sidecar.close()
+    loaded = report_load.load_report(path)
+    assert loaded["label"] == "unlabelled run of 2026-12-01T13:00:00+00:00 (environment not detected)"
+    assert loaded["environment"] == {} and loaded["summary"]["passed"] == 1
+
+
+def test_a_sidecar_line_of_an_unknown_kind_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"label": "L"})
+    sidecar.append({"sidecar": "gossip"})  # type: ignore[typeddict-item]
+    sidecar.close()
+    with pytest.raises(ReportError, match=r"line 2: sidecar is 'gossip', expected 'environment'"):
+        report_load.load_report(path)

@@ -1,0 +1,103 @@
+"""env.child: detection in a child process gives what in-process detection gives, and every way
+the child can fail ends in None with one line saying why (the caller then detects in-process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from pytest_rocm.env import child
+from pytest_rocm.env.detect import detect_environment
+from pytest_rocm.env.model import Environment
+
+
+def _with_bootstrap(monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    """The child runs ``code`` instead of the detection (the parent's side is what is tested)."""
+    monkeypatch.setattr(child, "_BOOTSTRAP", code.replace("{", "{{").replace("}", "}}") + "  # {path!r}")
+
+
+def test_the_child_detects_what_this_process_detects() -> None:
+    pending = child.start()
+    here = detect_environment()
+    found = pending.result()
+    assert found is not None, pending.failure
+    assert pending.failure == ""
+    assert found.to_dict() == here.to_dict()
+    assert pending.done() and pending.result() is found  # joined once, kept
+
+
+def test_the_child_sees_the_variables_set_before_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1,0")
+    monkeypatch.setenv("HSA_OVERRIDE_GFX_VERSION", "11.0.0")
+    found = child.start().result()
+    assert found is not None
+    assert found.variables["HIP_VISIBLE_DEVICES"] == "1,0"
+    assert found.variables["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
+
+
+def test_a_child_that_fails_says_its_status_and_last_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_bootstrap(
+        monkeypatch, "import sys; sys.stderr.write('warming up\\nImportError: libamdhip64.so.6\\n'); sys.exit(3)"
+    )
+    pending = child.start()
+    assert pending.result() is None
+    assert pending.failure == "detection in a child process exited with status 3: ImportError: libamdhip64.so.6"
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("not json", "Expecting value"),
+        ('{"schema": "pytest-rocm/environment/9"}', "schema is 'pytest-rocm/environment/9'"),
+        ('{"schema": "pytest-rocm/environment/1", "devices": 3}', "devices"),
+    ],
+)
+def test_a_child_that_prints_no_environment_gives_none(
+    monkeypatch: pytest.MonkeyPatch, output: str, expected: str
+) -> None:
+    _with_bootstrap(monkeypatch, f"import sys; sys.stdout.write({output!r})")
+    pending = child.start()
+    assert pending.result() is None
+    assert expected in pending.failure and "\n" not in pending.failure
+
+
+def test_a_child_that_hangs_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_bootstrap(monkeypatch, "import time; time.sleep(60)")
+    pending = child.start()
+    started = time.monotonic()
+    assert pending.result(timeout=0.5) is None
+    assert time.monotonic() - started < 10
+    assert pending.failure == "detection in a child process ran out of time (0.5 s)"
+    assert pending.process.returncode is not None  # killed and reaped, not left behind
+
+
+def test_cancel_stops_a_running_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_bootstrap(monkeypatch, "import time; time.sleep(60)")
+    pending = child.start()
+    assert not pending.done()
+    pending.cancel()
+    assert pending.done() and pending.process.returncode is not None
+    assert pending.result() is None  # nothing to read, and no wait
+
+
+def test_what_detection_prints_goes_to_stderr_and_stdout_holds_the_json(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import pytest_rocm.env.detect as detect
+
+    def noisy() -> Environment:
+        print("torch says hello")  # Python-level, as a library's import may
+        os.write(1, b"a C library says hello\n")  # and straight to file descriptor 1
+        return Environment(torch="2.6.0+rocm6.2.4", backend="cpu")
+
+    monkeypatch.setattr(detect, "detect_environment", noisy)
+    monkeypatch.setattr(os, "nice", lambda n: 0)  # the test process keeps its priority
+    assert child.main() == 0
+    sys.stdout.flush()
+    out, err = capfd.readouterr()
+    assert json.loads(out)["torch"] == "2.6.0+rocm6.2.4"
+    assert "torch says hello" in err and "a C library says hello" in err
