@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,6 +117,9 @@ def start() -> PendingDetection:
 
 def main() -> int:
     """The child: detect, and write the Environment's JSON to standard output."""
+    # A Ctrl-C is for the tests: the child (in the terminal's process group, so that a kill of the
+    # whole group still reaches it) finishes, and the interrupted run's report names its environment.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Below the tests in priority: where the cores are all busy the run's tests go first (a test
     # that needs the environment waits for it, and leaves its core to the child meanwhile).
     with contextlib.suppress(OSError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -96,8 +97,22 @@ def test_what_detection_prints_goes_to_stderr_and_stdout_holds_the_json(
 
     monkeypatch.setattr(detect, "detect_environment", noisy)
     monkeypatch.setattr(os, "nice", lambda n: 0)  # the test process keeps its priority
+    ignored: list[int] = []
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: ignored.append(sig))  # and its Ctrl-C
     assert child.main() == 0
     sys.stdout.flush()
     out, err = capfd.readouterr()
     assert json.loads(out)["torch"] == "2.6.0+rocm6.2.4"
     assert "torch says hello" in err and "a C library says hello" in err
+    assert ignored == [signal.SIGINT]
+
+
+def test_a_ctrl_c_does_not_stop_the_child() -> None:
+    pending = child.start()
+    time.sleep(0.3)  # past its bootstrap, into main() (importing torch takes a second or more)
+    for _ in range(5):  # a few times, as a user at the keyboard would
+        assert pending.process.poll() is None, "the child finished before it was interrupted"
+        pending.process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    found = pending.result()
+    assert found is not None, pending.failure
