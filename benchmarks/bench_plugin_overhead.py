@@ -51,11 +51,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(root: Path, with_plugin: bool) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one pytest run in a fresh interpreter."""
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    if not with_plugin:
-        args += ["-p", "no:rocm"]
+def run_pytest(root: Path, options: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one ``pytest -q OPTIONS`` run in ``root``, a fresh interpreter
+    without the PYTEST_ROCM_ variables of the caller (shared with bench_report_overhead.py)."""
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_ROCM_")}
     cpu0, start = _children_cpu(), time.perf_counter()
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
@@ -63,6 +62,11 @@ def run_once(root: Path, with_plugin: bool) -> tuple[float, float]:
     if done.returncode != 0:
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return elapsed, cpu
+
+
+def run_once(root: Path, with_plugin: bool) -> tuple[float, float]:
+    """One run with the plugin, or without it (``-p no:rocm``)."""
+    return run_pytest(root, [] if with_plugin else ["-p", "no:rocm"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,38 +23,23 @@ then the detection's torch import is paid by both variants and what remains is t
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_plugin_overhead import write_suite
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+from bench_plugin_overhead import run_pytest, write_suite
 
 
 def run_once(root: Path, with_report: bool, env_file: str | None = None) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one pytest run in a fresh interpreter."""
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    """(wall seconds, CPU seconds) of one pytest run with or without the report."""
+    options = ["-p", "no:randomly"]
     if env_file:
-        args.append(f"--rocm-env={Path(env_file).resolve()}")
+        options.append(f"--rocm-env={Path(env_file).resolve()}")
     if with_report:
-        args.append(f"--rocm-report={root / 'reports' / 'bench.json'}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_ROCM_")}
-    cpu0, start = _children_cpu(), time.perf_counter()
-    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
-    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu0
-    if done.returncode != 0:
-        raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return elapsed, cpu
+        options.append(f"--rocm-report={root / 'reports' / 'bench.json'}")
+    return run_pytest(root, options)
 
 
 def main(argv: list[str] | None = None) -> int:

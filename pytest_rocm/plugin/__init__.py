@@ -23,6 +23,7 @@ from pytest_rocm.plugin import header, hookspecs, options, plan, xdist
 from pytest_rocm.plugin import marks as markers
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import item_marks, refresh
+from pytest_rocm.plugin.selection import require_gpu_problem
 from pytest_rocm.report.outcomes import distribution_version
 
 pytest_plugins = [
@@ -129,7 +130,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     sel = state.get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
     settings = state.get_state(config).settings
     if settings.require_gpu:
-        problem = state.require_gpu_problem(sel, settings)
+        problem = require_gpu_problem(sel, settings)
         if problem:
             raise pytest.UsageError(problem)
 

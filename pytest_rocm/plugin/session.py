@@ -24,7 +24,7 @@ import pytest
 from pytest_rocm.env import child
 from pytest_rocm.env.model import Device, Environment
 from pytest_rocm.plugin.options import Settings
-from pytest_rocm.plugin.selection import Selection, SelectionError, require_gpu_problem, select
+from pytest_rocm.plugin.selection import Selection, SelectionError, select
 
 __all__ = [
     "HOOK_SOURCE",
@@ -41,7 +41,6 @@ __all__ = [
     "install",
     "pending_detection",
     "prefetch",
-    "require_gpu_problem",
     "select",
     "stop_prefetch",
 ]
