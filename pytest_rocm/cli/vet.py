@@ -5,36 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm.cli.argtypes import non_negative_int, positive_float
 from pytest_rocm.vet import BadTarget, vet
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
 
 EXIT_OK, EXIT_CLASS_4, EXIT_USAGE = 0, 1, 2
-
-
-def _seconds(text: str) -> float:
-    """A time limit: a finite number of seconds above zero (not -5, nan, inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0")
-    return value
-
-
-def _count(text: str) -> int:
-    """A count of 0 or more, in ASCII digits (``str.isdigit`` takes '٣')."""
-    if not text.isascii() or not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, 0 or more")
-    return int(text)
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -64,14 +46,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_float("the time limit in seconds"),
         default=120.0,
         metavar="S",
         help="seconds the import may take before it counts as a hang (default 120)",
     )
     parser.add_argument(
         "--suite-timeout",
-        type=_seconds,
+        type=positive_float("the time limit in seconds"),
         default=1800.0,
         metavar="S",
         help="seconds the library suite may take (default 1800)",
@@ -86,7 +68,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--report", metavar="FILE", help="with --run: write the live records as a pytest-rocm/report/1 file"
     )
     parser.add_argument(
-        "--show", type=_count, default=3, metavar="N", help="examples shown per rule in the text output (default 3)"
+        "--show",
+        type=non_negative_int("the count"),
+        default=3,
+        metavar="N",
+        help="examples shown per rule in the text output (default 3)",
     )
 
 

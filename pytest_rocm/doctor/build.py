@@ -126,8 +126,7 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     if override and arch.parse_override(override) in built_gfx(env):
         fix = f"export HSA_OVERRIDE_GFX_VERSION={override} (runs {arch.parse_override(override)} code, the usual fix for {arch.family_of(hardware)} cards)"
     else:
-        wheel_index, note = wheel_advice(env)
-        carried = note is None or not note.startswith("no PyTorch")
+        wheel_index, note, carried = wheel_advice(env)
         fix = (
             f"no override is known to work for {hardware}: "
             + (

@@ -4,7 +4,7 @@ Environment. Pure: no I/O beyond reading the bundled data."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -37,7 +37,7 @@ def install_line(env: Environment, extras: Extras) -> str:
     is the CUDA build): the ROCm index fitting the AMD GPU's gfx, a CUDA index on an NVIDIA box,
     the CPU index on a machine with neither."""
     if amd_present(env, extras):
-        index, note = wheel_advice(env)
+        index, note, _ = wheel_advice(env)
         command = f"pip install torch --index-url {index}"
         return f"{command} ({note})" if note else command
     if nvidia_present(env, extras):
@@ -95,8 +95,18 @@ def _carries(listed: list[str] | None, gfxs: list[str]) -> bool:
     return listed is not None and all(_acceptable(g) & set(listed) for g in gfxs)
 
 
-def wheel_advice(env: Environment) -> tuple[str, str | None]:
-    """(index URL to install torch from, a note why when it is not the obvious one).
+class WheelAdvice(NamedTuple):
+    #: the index URL to install torch from
+    url: str
+    #: why, when it is not the obvious one
+    note: str | None
+    #: whether a PyTorch wheel there carries every GPU's gfx (False: only AMD's index or a source build)
+    carried: bool = True
+
+
+def wheel_advice(env: Environment) -> WheelAdvice:
+    """The index URL to install torch from, a note why when it is not the obvious one, and whether
+    its wheels carry the GPUs at all.
 
     The index is one whose wheels carry every GPU's gfx (or its usual override's target): first
     the newest published for the installed ROCm's major.minor, else the newest of all. When no
@@ -116,17 +126,17 @@ def wheel_advice(env: Environment) -> tuple[str, str | None]:
     rocms = list(dict.fromkeys(rocm for _, rocm in offers))
     same = _same_rocm(env, rocms)
     if not gfxs:
-        return ROCM_INDEX.format((same or rocms)[0]), None
+        return WheelAdvice(ROCM_INDEX.format((same or rocms)[0]), None)
     fitting = [r for r in rocms if _carries(wheels.wheel_gfx(f"{newest_torch[r]}.0", f"rocm{r}"), gfxs)]
     for rocm in [r for r in same if r in fitting] or fitting:
         if same and rocm not in same:
             lacking = f"the ROCm {same[0]} wheels (torch {newest_torch[same[0]]}) lack {', '.join(gfxs)}"
             note = f"{lacking}; torch {newest_torch[rocm]} on rocm{rocm} carries it (the wheel brings its own ROCm libraries)"
-            return ROCM_INDEX.format(rocm), note
-        return ROCM_INDEX.format(rocm), None
+            return WheelAdvice(ROCM_INDEX.format(rocm), note)
+        return WheelAdvice(ROCM_INDEX.format(rocm), None)
     amd = [f"{url} ({install})" for g in gfxs for url, install in wheels.amd_indexes_for(g)]
     note = f"no PyTorch ROCm wheel carries {', '.join(gfxs)}" + (f"; AMD's index does: {amd[0]}" if amd else "")
-    return ROCM_INDEX.format((same or rocms)[0]), note
+    return WheelAdvice(ROCM_INDEX.format((same or rocms)[0]), note, carried=False)
 
 
 def _same_rocm(env: Environment, rocms: list[str]) -> list[str]:
@@ -141,12 +151,8 @@ def _same_rocm(env: Environment, rocms: list[str]) -> list[str]:
     return [r for r in rocms if Version(r).release[:2] == want]
 
 
-def suggested_index(env: Environment) -> str:
-    return wheel_advice(env)[0]
-
-
 def reinstall_command(env: Environment) -> str:
-    index, note = wheel_advice(env)
+    index, note, _ = wheel_advice(env)
     command = f"pip uninstall -y torch torchvision torchaudio && pip install torch --index-url {index}"
     return f"{command} ({note})" if note else command
 

@@ -18,7 +18,6 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_rocm._resources import load_json
 
-INDEX_URL = "https://download.pytorch.org/whl/{}"
 _INDEX_RE = re.compile(r"(?:^|/)(rocm[0-9]+(?:\.[0-9]+)*)/?$")
 
 

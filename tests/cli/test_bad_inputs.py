@@ -242,6 +242,16 @@ def _cases() -> list[Case]:
         cases.append(
             Case(name, ["diff", "{good_report}", "{good_report}", *extra], {}, 2, expect, "rocm-compat diff: ")
         )
+    vet_numbers = [  # vet takes its numbers through the same argtypes ('٣' is 3 to float() and int())
+        ("vet-timeout-arabic", ["--timeout", "٣"], "argument --timeout: '٣' is not a number"),
+        ("vet-timeout-nan", ["--timeout", "nan"], "argument --timeout: 'nan' is not a number"),
+        ("vet-timeout-negative", ["--timeout", "-5"], "'-5': the time limit in seconds must be greater than 0"),
+        ("vet-suite-timeout-inf", ["--suite-timeout", "1e999"], "'1e999' is not a finite number"),
+        ("vet-show-negative", ["--show", "-1"], "argument --show: '-1': the count must be at least 0"),
+        ("vet-show-arabic", ["--show", "٣"], "argument --show: '٣' is not a whole number"),
+    ]
+    for name, extra, expect in vet_numbers:
+        cases.append(Case(name, ["vet", "packaging", *extra], {}, 2, expect, "rocm-compat vet: "))
     cases += [
         Case("diff-empty-path", ["diff", "", "{good_report}"], {}, 2, "argument BASE: an empty path names no file", "rocm-compat diff: "),
         Case("table-empty-path", ["table", ""], {}, 2, "argument REPORT: an empty path names no file", "rocm-compat table: "),

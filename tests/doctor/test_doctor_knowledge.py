@@ -170,9 +170,10 @@ def _env(gfx: str, rocm: str | None) -> Environment:
 
 
 def test_a_gfx1151_box_on_rocm_6_4_is_not_sent_to_the_rocm6_4_index() -> None:
-    index, note = wheel_advice(_env("gfx1151", "6.4.1-61"))
+    index, note, carried = wheel_advice(_env("gfx1151", "6.4.1-61"))
     assert index == "https://download.pytorch.org/whl/rocm7.2"
     assert note and "ROCm 6.4 wheels (torch 2.9) lack gfx1151" in note
+    assert carried
 
 
 @pytest.mark.parametrize(
@@ -185,12 +186,23 @@ def test_a_gfx1151_box_on_rocm_6_4_is_not_sent_to_the_rocm6_4_index() -> None:
     ],
 )
 def test_the_installed_rocm_index_when_it_carries_the_gfx(gfx: str, rocm: str, index: str) -> None:
-    assert wheel_advice(_env(gfx, rocm)) == (f"https://download.pytorch.org/whl/{index}", None)
+    assert wheel_advice(_env(gfx, rocm)) == (f"https://download.pytorch.org/whl/{index}", None, True)
 
 
 def test_a_gfx_no_pytorch_wheel_carries_names_amds_index() -> None:
     command = reinstall_command(_env("gfx1152", "7.2.0"))
     assert "no PyTorch ROCm wheel carries gfx1152" in command and "repo.amd.com/rocm/whl-multi-arch" in command
+
+
+def test_gfx_missing_that_no_pytorch_wheel_carries_says_so_and_names_a_source_build(tmp_path: Path) -> None:
+    """gfx1152 on a ROCm torch without it: no override, no PyTorch index to send it to (the advice
+    is decided by wheel_advice's ``carried``, not by the wording of its note)."""
+    assert wheel_advice(_env("gfx1152", "7.2.0")).carried is False
+    checks = run(tmp_path, [node(110502)], rocm_torch(device("AMD Radeon 820M", "gfx1152")))
+    fix = checks["gfx-in-build"].fix or ""
+    assert checks["gfx-in-build"].status == "fail"
+    assert "no PyTorch ROCm wheel carries gfx1152" in fix and "PYTORCH_ROCM_ARCH=gfx1152" in fix
+    assert "pip install torch --index-url" not in fix
 
 
 def test_cuda_wheel_on_a_strix_halo_gets_an_index_with_gfx1151(tmp_path: Path) -> None:
