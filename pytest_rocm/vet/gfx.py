@@ -47,10 +47,15 @@ def _inflate_head(method: int, payload: bytes) -> bytes | None:
     return b""
 
 
-def _compressed_payload(data: bytes, at: int) -> tuple[int, bytes]:
-    """(method, compressed bytes) of the CCOB bundle at ``at`` (header versions 1-3)."""
+def _compressed_payload(data: bytes, at: int) -> tuple[int, bytes] | None:
+    """(method, compressed bytes) of the CCOB bundle at ``at`` (header versions 1-3); None when
+    its header runs past the data (a ``CCOB`` near the end: not a bundle, or a cut one)."""
+    if at + 8 > len(data):
+        return None
     version, method = struct.unpack_from("<HH", data, at + 4)
     header = {1: 4 + 4 + 4 + 8, 2: 4 + 4 + 4 + 4 + 8, 3: 4 + 4 + 8 + 8 + 8}.get(version, 24)
+    if at + header > len(data):
+        return None
     if version >= 2:
         total = struct.unpack_from("<Q" if version >= 3 else "<I", data, at + 8)[0]
         end = min(len(data), at + max(total, header))
@@ -93,9 +98,9 @@ def targets_in_bundles(data: bytes) -> tuple[list[str], str]:
     pos, seen = 0, 0
     while seen < MAX_BUNDLES and (pos := data.find(_COMPRESSED, pos)) >= 0:
         seen += 1
-        if pos + 8 <= len(data):
-            method, payload = _compressed_payload(data, pos)
-            head = _inflate_head(method, payload)
+        bundle = _compressed_payload(data, pos)
+        if bundle is not None:
+            head = _inflate_head(*bundle)
             if head is None:
                 unreadable += 1
             else:

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import IO
 
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
@@ -42,8 +43,6 @@ from pytest_rocm.vet.vendored import VendoredTrees
 
 #: findings kept per (rule, context); all matches are counted
 KEEP_PER_RULE = 200
-_BINARY_SIDE = {"links-cuda-library": "cuda", "nvidia-fatbin-section": "cuda"}
-_BINARY_SIDE |= {"links-rocm-library": "rocm", "hip-fatbin-section": "rocm"}
 
 
 @dataclass
@@ -203,18 +202,15 @@ class _Scanner:
             self.add(Finding(rule_id, member.path, number, trim(line), "info" if context else severity, context))
 
     def binary(self, member: Member) -> None:
-        found: tuple[list[str], str] = ([], "")
+        """The binary's NEEDED/section findings whenever its ELF headers read; its gfx targets
+        apart: a fatbin that cannot be read costs only a gfx note, never the ELF findings."""
+        if member.opener is None and member.data is None:
+            return
         try:
-            if member.opener is not None:
-                with member.opener() as fh:
-                    info = read_elf(fh)
-                    found = gfx.read_targets(fh, info) if info else found
-            elif member.data is not None:
-                fh = io.BytesIO(member.data)
+            stream = member.opener() if member.opener is not None else io.BytesIO(member.data or b"")
+            with stream as fh:
                 info = read_elf(fh)
-                found = gfx.read_targets(fh, info) if info else found
-            else:
-                return
+                found = self._targets(fh, info) if info is not None else ([], "")
         except (ElfError, OSError, EOFError, ValueError, struct.error) as exc:
             self.target.notes.append(safety_finding("unreadable", member.path, f"binary: {exc}"))
             return
@@ -225,6 +221,13 @@ class _Scanner:
             self.result.gfx_notes[member.path] = note
         if info is not None:
             self._elf_findings(member, info)
+
+    @staticmethod
+    def _targets(fh: IO[bytes], info: ElfInfo) -> tuple[list[str], str]:
+        try:
+            return gfx.read_targets(fh, info)
+        except (OSError, EOFError, ValueError, struct.error) as exc:
+            return [], f"targets unreadable: {exc}"
 
     def _elf_findings(self, member: Member, info: ElfInfo) -> None:
         if info.truncated:
@@ -239,9 +242,10 @@ class _Scanner:
             for rule in self.index.by_subject(subject, BINARY):
                 hits = list(dict.fromkeys(v for v in values if rule.regex.search(v)))
                 if hits:
-                    side = _BINARY_SIDE.get(rule.id)
-                    if side is not None and self.trees.tree_of(member.path) is None:
-                        (self.result.cuda_binaries if side == "cuda" else self.result.rocm_binaries).add(member.path)
+                    # a binary built for a side: what it links or carries is evidence of what was built
+                    if rule.side in ("cuda", "rocm") and self.trees.tree_of(member.path) is None:
+                        built = self.result.cuda_binaries if rule.side == "cuda" else self.result.rocm_binaries
+                        built.add(member.path)
                     self.add(Finding(rule.id, member.path, None, trim(f"{label} {', '.join(hits)}"), rule.severity))
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.target import BadTarget
@@ -29,8 +31,39 @@ SCHEMA = "pytest-rocm/vet-stack/1"
 @dataclass(frozen=True)
 class Pin:
     name: str
-    version: str | None  # None: not pinned to one version
+    version: str | None  # the one version it is pinned to (the table's "pinned"); None: not one
     source: str  # where it was named: "requirements.txt:3"
+    #: what a version must satisfy (PEP 440: ``==2.4.0`` takes 2.4.0+rocm6.1, ``>=2`` constrains
+    #: too); empty: any version (or, with ``version`` set, a version PEP 440 cannot express)
+    specifier: SpecifierSet = field(default_factory=SpecifierSet)
+
+    def admits(self, version: str) -> bool:
+        """Whether ``version`` (a wheel's, the installed one) meets the pin. An unparsable
+        version, or a pin PEP 440 cannot express: compared as text."""
+        if self.version is not None and not self.specifier:
+            return version == self.version
+        try:
+            return self.specifier.contains(Version(version), prereleases=True)
+        except InvalidVersion:
+            return version == self.version if self.version is not None else not self.specifier
+
+    def wanted(self) -> str:
+        """The pin in words for a note: ``2.4.0``, ``>=2``."""
+        return self.version if self.version is not None else str(self.specifier)
+
+
+def _exact(version: str) -> SpecifierSet:
+    """The specifier of a lock file's (or an installed) version: ``==version``; ``===version``
+    for one PEP 440 cannot parse; empty when not even that can be written."""
+    try:
+        Version(version)
+        return SpecifierSet(f"=={version}")
+    except InvalidVersion:
+        pass
+    try:
+        return SpecifierSet(f"==={version}")
+    except InvalidSpecifier:
+        return SpecifierSet()
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -56,7 +89,27 @@ def _requirement(text: str, where: str) -> Pin | None:
     if req.marker is not None and not req.marker.evaluate({"extra": ""}):
         return None  # not for this platform/Python, or an extra's
     pinned = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
-    return Pin(canonicalize_name(req.name), pinned[0] if pinned else None, where)
+    return Pin(canonicalize_name(req.name), pinned[0] if pinned else None, where, req.specifier)
+
+
+def _logical_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """Physical lines joined where one ends in a backslash (as pip does: hashed files from
+    ``pip-compile --generate-hashes`` or ``uv export``), each with its first line's number. A line
+    with a comment does not continue."""
+    joined: list[tuple[int, str]] = []
+    parts: list[str] = []
+    first = 0
+    for number, raw in enumerate(lines, 1):
+        has_comment = raw.lstrip().startswith("#") or " #" in raw or "\t#" in raw
+        if raw.endswith("\\") and not has_comment:
+            first = first or number
+            parts.append(raw[:-1])
+            continue
+        joined.append((first or number, "".join([*parts, raw])))
+        parts, first = [], 0
+    if parts:  # a backslash on the last line
+        joined.append((first, "".join(parts)))
+    return joined
 
 
 def _from_requirements_txt(path: Path) -> list[Pin]:
@@ -65,10 +118,11 @@ def _from_requirements_txt(path: Path) -> list[Pin]:
         lines = path.read_bytes().decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise BadTarget(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    for number, raw in enumerate(lines, 1):
-        line = raw.split(" #", 1)[0].strip()
+    for number, raw in _logical_lines(lines):
+        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
         if not line or line.startswith(("#", "-", "--")) or "://" in line:
             continue  # options (-r, -e, --index-url), URLs: not a pinned name
+        line = line.replace("\t", " ").split(" --", 1)[0].strip()  # --hash=..., per-requirement options
         pin = _requirement(line, f"{path.name}:{number}")
         if pin is not None:
             pins.append(pin)
@@ -82,7 +136,9 @@ def _from_lock(path: Path, table: str) -> list[Pin]:
         if not isinstance(pkg, dict) or not isinstance(pkg.get("name"), str):
             raise BadTarget(f"{path}: [[{table}]] entry {i + 1} has no name")
         version = pkg.get("version")
-        pins.append(Pin(canonicalize_name(pkg["name"]), str(version) if version else None, f"{path.name}"))
+        version = str(version) if version else None
+        spec = _exact(version) if version else SpecifierSet()
+        pins.append(Pin(canonicalize_name(pkg["name"]), version, f"{path.name}", spec))
     return pins
 
 
@@ -115,7 +171,8 @@ def installed_pins() -> list[Pin]:
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if name:
-            seen.setdefault(canonicalize_name(name), Pin(canonicalize_name(name), dist.version, "installed"))
+            pin = Pin(canonicalize_name(name), dist.version, "installed", _exact(dist.version))
+            seen.setdefault(pin.name, pin)
     return sorted(seen.values(), key=lambda p: p.name)
 
 
@@ -138,14 +195,14 @@ def wheel_index(folder: Path | None) -> dict[str, list[tuple[str, Path]]]:
 def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | None, str]:
     """What to vet for a pin (a wheel path or an installed name) and a note; None: not found."""
     for version, path in wheels.get(pin.name, []):
-        if pin.version is None or version == pin.version:
+        if pin.admits(version):
             return str(path), ""
     try:
         installed = metadata.version(pin.name)
     except metadata.PackageNotFoundError:
         return None, "not installed and no wheel for it in --wheels"
-    if pin.version is not None and installed != pin.version:
-        return pin.name, f"pinned {pin.version}, installed {installed}: vetted the installed one"
+    if not pin.admits(installed):
+        return pin.name, f"pinned {pin.wanted()}, installed {installed}: vetted the installed one"
     return pin.name, ""
 
 
@@ -177,7 +234,8 @@ def _gpus_column(doc: dict[str, Any], targets: list[str], gpus: list[str]) -> st
     if targets:
         return coverage(targets, gpus)
     if doc["gfx_notes"]:
-        return "targets unreadable: " + str(next(iter(doc["gfx_notes"].values())))
+        note = str(next(iter(doc["gfx_notes"].values())))
+        return note if note.startswith("targets unreadable") else "targets unreadable: " + note
     return "no AMD binary: built from source, for the gfx you build it for"
 
 

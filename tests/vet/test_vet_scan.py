@@ -172,6 +172,28 @@ def test_wheel_binaries_judged_by_what_they_link(tmp_path: Path, needed, section
         assert f.path == "binpkg/_C.cpython-311-x86_64-linux-gnu.so" and needed[0] in f.text
 
 
+def test_a_binary_rule_says_which_side_its_binaries_were_built_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The side of a NEEDED/section rule is the rule's own ``side``: a new binary rule needs no
+    second table in the scanner to put its binaries on that side."""
+    from dataclasses import replace
+
+    from pytest_rocm.vet.rules import NEEDED, SECTION
+    from pytest_rocm.vet.scan import scan
+    from pytest_rocm.vet.sources import open_target
+
+    assert {r.side for r in RULES if r.subject in (NEEDED, SECTION)} <= {"cuda", "rocm"}
+    base = RULES_BY_ID["links-rocm-library"]
+    extra = replace(base, id="links-test-rocm-library", pattern=r"^libtestrocm\.so")
+    monkeypatch.setitem(RULES_BY_ID, extra.id, extra)
+    files = wheel_metadata("binpkg", "2.0", [])
+    files["binpkg/_C.so"] = make_elf(["libtestrocm.so.1"])
+    files["binpkg/_cu.so"] = make_elf(["libcudart.so.12"])
+    result = scan(open_target(str(make_wheel(tmp_path / "binpkg-2.0-py3-none-any.whl", files))), (*RULES, extra))
+    assert result.rocm_binaries == {"binpkg/_C.so"} and result.cuda_binaries == {"binpkg/_cu.so"}
+
+
 def test_elf_reader_against_readelf_on_a_real_library() -> None:
     from importlib import metadata
 
