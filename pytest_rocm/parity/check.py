@@ -138,6 +138,7 @@ def assert_parity(
     cpu = torch.device("cpu")
 
     ref_leaves = _references(_guarded_run(result, dtype_names, reference, spec, cpu, ref_dtype), result, dtype_names)
+    periods = tols.periods_by_path(periods, [path for path, _ in ref_leaves], op)
     if mode != "absolute":  # these modes judge against a run of the same code: it must be repeatable
         _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k)
 
@@ -196,10 +197,10 @@ def assert_parity(
 
 
 def _wrapped(leaves: list[tuple[str, Any]], refs: Leaves, periods: dict[str, float]) -> list[tuple[str, Any]]:
-    """Floating outputs with a period (``periodic=``) moved to the representative nearest the reference."""
+    """Floating outputs with a period (``tolerances.periods_by_path``) moved to the representative nearest the reference."""
     out = []
     for (path, value), (_, ref) in zip(leaves, refs, strict=True):
-        period = periods.get(path, periods.get("*"))
+        period = periods.get(path)
         if period is not None and ref is not None and ref.is_float and value is not None and value.is_floating_point():
             value = wrap_periodic(value, ref, period)
         out.append((path, value))

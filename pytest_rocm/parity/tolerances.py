@@ -22,7 +22,7 @@ not import torch there. docs/parity.md explains the numbers; the short version:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,7 +165,8 @@ def check_per_dtype(tolerances: Mapping[Any, Mapping[str, Any]] | None) -> dict[
 
 
 def check_periodic(periodic: float | Mapping[str, float] | None) -> dict[str, float]:
-    """``{output name: period}``; a single number applies to every output (key ``*``)."""
+    """``{output name: period}``; a single number applies to every output (key ``*``; not the
+    gradients, see :func:`periods_by_path`)."""
     if periodic is None:
         return {}
     items = dict(periodic) if isinstance(periodic, Mapping) else {"*": periodic}
@@ -173,6 +174,23 @@ def check_periodic(periodic: float | Mapping[str, float] | None) -> dict[str, fl
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"periodic[{key!r}]={value!r} must be a finite period > 0")
     return {str(key): float(value) for key, value in items.items()}
+
+
+def periods_by_path(periods: Mapping[str, float], paths: Sequence[str], op: str) -> dict[str, float]:
+    """:func:`check_periodic`'s periods resolved to {leaf path: period} once the reference named its
+    leaves. ``*`` (a single period) covers the outputs, never the gradients (``op.grad...``): a
+    gradient does not wrap around, and wrapping it would hide an error of almost a whole period; a
+    key naming a gradient's path still wraps that one. A key that names no leaf is a ValueError (a
+    misspelt name would otherwise wrap nothing, silently)."""
+    unknown = [key for key in periods if key != "*" and key not in paths]
+    if unknown:
+        raise ValueError(
+            f"periodic names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+            f"not an output of {op}; its outputs: {', '.join(paths) or '(none)'}"
+        )
+    out = {path: periods["*"] for path in paths if "*" in periods and not path.startswith(f"{op}.grad")}
+    out.update({key: period for key, period in periods.items() if key != "*"})
+    return out
 
 
 def resolve(dtype: str, reduction_length: int, layers: Iterable[Mapping[str, float]]) -> Tolerance:

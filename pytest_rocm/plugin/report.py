@@ -223,7 +223,7 @@ class ReportWriter:
         never_run = self._never_run()
         if never_run:
             why = _why_stopped(session, exitstatus)
-            self.results.extend(report.not_run_record(nodeid, why) for nodeid in never_run)
+            self.results.extend(report.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
             extra["interrupted"] = True
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():

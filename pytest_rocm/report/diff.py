@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pytest_rocm.report.load import metric
+from pytest_rocm.report.load import metric, worse
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord
@@ -104,13 +104,8 @@ def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
         value = metric(entry) if isinstance(entry, dict) else None
         if value is not None:
             key = (str(entry.get("dtype", "?")), entry.get("name"))
-            out[key] = _worse(out.get(key, value), value)
+            out[key] = worse(out.get(key, value), value)
     return out
-
-
-def _worse(a: float, b: float) -> float:
-    """The larger error, NaN counting as the worst (``max`` would keep whichever came first)."""
-    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
 
 
 def grew(before: float, after: float, factor: float, floor: float) -> bool:

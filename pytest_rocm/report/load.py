@@ -4,6 +4,7 @@ sidecar of an interrupted run, validated, with one-line errors naming the file a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -152,3 +153,9 @@ def metric(record: Mapping[str, Any]) -> float | None:
             except (TypeError, ValueError):
                 continue
     return None
+
+
+def worse(a: float, b: float) -> float:
+    """The larger of two errors, NaN counting as the worst: ``max(x, nan)`` is x (NaN compares
+    false with everything), so ``max`` keeps whichever came first and would lose a later NaN."""
+    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)

@@ -296,12 +296,15 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def not_run_record(nodeid: str, reason: str) -> ResultRecord:
-    """The record of a collected test that never ran (the run stopped first): ``not-run``."""
+def not_run_record(nodeid: str, reason: str, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS) -> ResultRecord:
+    """The record of a collected test that never ran (the run stopped first): ``not-run``.
+    ``device_tokens`` are the session's (``--rocm-device-ids``), as :func:`build_record` gets them:
+    a test's row must not depend on whether it ran."""
+    feature, suite = row_of(nodeid, None, device_tokens)
     return {
         "nodeid": nodeid,
-        "feature": feature_of(nodeid, None),
-        "suite": suite_of(nodeid),
+        "feature": feature,
+        "suite": suite,
         "outcome": "not-run",
         "reason": reason,
         "duration": 0.0,

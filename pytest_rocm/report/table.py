@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pytest_rocm.parity.tolerances import short_dtype
-from pytest_rocm.report.load import ReportError, metric
+from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
@@ -156,12 +157,18 @@ def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
         if value is None:
             continue
         dtype = str(record.get("dtype", "?"))
-        errors[dtype] = max(errors.get(dtype, value), value)
+        errors[dtype] = worse(errors.get(dtype, value), value)
     return errors
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _at_least(value: float, worst: float) -> bool:
+    """Whether ``value`` is as bad as ``worst`` or worse, NaN the worst of all (``>=`` is false
+    for any NaN, so a NaN that came second would keep the tolerance of a finite error)."""
+    return math.isnan(value) or (not math.isnan(worst) and value >= worst)
 
 
 def worst_tolerances(parity: Sequence[ParityRecord]) -> dict[str, tuple[str, float]]:
@@ -177,7 +184,7 @@ def worst_tolerances(parity: Sequence[ParityRecord]) -> dict[str, tuple[str, flo
         # a normwise_tol of 0 is no bound (exact comparisons, figures the check did not judge normwise)
         tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol) if rtol is not None else None
         dtype = str(record.get("dtype", "?"))
-        if tol is not None and (dtype not in worst or value >= worst[dtype][0]):
+        if tol is not None and (dtype not in worst or _at_least(value, worst[dtype][0])):
             worst[dtype] = (value, tol)
     return {dtype: tol for dtype, (_, tol) in worst.items()}
 
@@ -208,7 +215,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     if cell is None:
         return new
     for dtype, tol in new.tolerances.items():
-        if new.errors.get(dtype, 0.0) >= cell.errors.get(dtype, 0.0):
+        if _at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
             cell.tolerances[dtype] = tol
     cell.perf = cell.perf or new.perf
     for dtype, (n_bad, n) in new.bad.items():
@@ -217,7 +224,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     if SEVERITY.index(new.outcome) < SEVERITY.index(cell.outcome):
         cell.outcome, cell.reason = new.outcome, new.reason
     for dtype, value in new.errors.items():
-        cell.errors[dtype] = max(cell.errors.get(dtype, value), value)
+        cell.errors[dtype] = worse(cell.errors.get(dtype, value), value)
     return cell
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 import pytest
 
@@ -378,3 +379,46 @@ def test_non_finite_reference_values_must_be_matched_exactly():
     c = info.value.result["float32"]
     assert c.kind == "mismatch" and c.n_bad == 2  # log(0) = -inf and log(-2) = nan both replaced
     assert c.worst[0] == (0,) and c.worst[2] == -math.inf
+
+
+# --- periodic= and gradients, periodic= keys ---------------------------------------------------------
+#: almost one period of 1.0: wrapped, a gradient off by this reads as off by 2**-22
+_NEAR_PERIOD = 1.0 - 2.0**-22
+
+
+class _FracWithGradOff(torch.autograd.Function):
+    """3x mod 1, exact forward; below float64 its backward is off by almost one period."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        ctx.off = x.dtype != torch.float64
+        return torch.remainder(3 * x, 1.0)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:
+        return 3 * g + (_NEAR_PERIOD if ctx.off else 0.0)
+
+
+def frac(x: torch.Tensor) -> torch.Tensor:
+    return _FracWithGradOff.apply(x)
+
+
+def test_a_single_period_does_not_wrap_the_gradients() -> None:
+    """Gradients are not periodic: ``periodic=1.0`` wrapped ``frac.grad[0]`` too and passed a
+    gradient wrong by almost a whole period. A key naming the gradient's path still wraps it."""
+    x = torch.linspace(0.05, 0.3, 16)
+    with pytest.raises(ParityError, match=r"frac\.grad\[0\]"):
+        assert_parity(frac, x, dtypes=("float32",), grad=True, periodic=1.0)
+    with pytest.raises(ParityError, match=r"frac\.grad\[0\]"):
+        assert_parity(frac, x, dtypes=("float32",), grad=True, periodic={"*": 1.0})
+    result = assert_parity(frac, x, dtypes=("float32",), grad=True, periodic={"frac": 1.0, "frac.grad[0]": 1.0})
+    assert result.ok
+
+
+def test_a_periodic_key_that_names_no_output_is_an_error() -> None:
+    """``periodic={"fraq": 1.0}`` for an output named ``frac`` wrapped nothing, silently."""
+    x = torch.linspace(0.05, 0.3, 16)
+    with pytest.raises(ValueError, match=r"periodic names 'fraq'.*not an output of frac; its outputs: frac$"):
+        assert_parity(frac, x, dtypes=("float16", "float32"), periodic={"fraq": 1.0})
+    with pytest.raises(ValueError, match=r"'fraq'.*its outputs: frac, frac\.grad\[0\]$"):
+        assert_parity(frac, x, dtypes=("float32",), grad=True, periodic={"frac": 1.0, "fraq": 1.0})

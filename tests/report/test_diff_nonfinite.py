@@ -13,7 +13,9 @@ import pytest
 from pytest_rocm import cli
 from pytest_rocm.report.diff import compare, grew, verdict
 from pytest_rocm.report.files import write_json
+from pytest_rocm.report.grid import feature_rows, split_dtype
 from pytest_rocm.report.load import load_report
+from pytest_rocm.report.table import build_table
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 
@@ -44,6 +46,38 @@ def test_nan_among_several_records_of_one_dtype_is_not_lost() -> None:
     record = next(r for r in candidate["results"] if r["parity"])
     record["parity"].append({**record["parity"][0], "normwise": "nan"})
     assert len(compare(base, candidate).grown_errors) == 1
+
+
+def _nan_second(base: dict[str, Any], *, split: bool) -> dict[str, Any]:
+    """A candidate whose first parity feature has errors [1e-4, nan] in one dtype: two parity
+    records of one result, or (``split``) two results of the feature, one record each."""
+    candidate = _with_error(base, 1e-4)
+    record = next(r for r in candidate["results"] if r["parity"])
+    second = {**record["parity"][0], "normwise": "nan", "normwise_tol": 5e-3}
+    if split:
+        candidate["results"].append({**record, "nodeid": record["nodeid"] + "_again", "parity": [second]})
+    else:
+        record["parity"].append(second)
+    return candidate
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["records-of-one-result", "results-of-one-feature"])
+def test_the_table_keeps_a_nan_that_comes_second_and_agrees_with_diff(split: bool) -> None:
+    """``max(1e-4, nan)`` is 1e-4: the table's worst error must be the NaN, marked as grown like
+    ``diff`` counts it, with the NaN record's tolerance beside it. (Two results of one feature
+    are matched by node id in ``diff``, so the NaN one is "added" there: only the table merges.)"""
+    base = load_report(DATA / "gfx942.json")
+    candidate = _nan_second(base, split=split)
+    feature = next(r for r in candidate["results"] if r["parity"])["feature"]
+    if not split:
+        assert len(compare(base, candidate).grown_errors) == 1
+    table = build_table([base, candidate])
+    (row,) = [r for r in table.rows if r.feature == feature]
+    cell = row.cells["candidate"]
+    assert cell is not None and math.isnan(cell.errors["float16"])
+    assert cell.figure().startswith("fp16 nan (tol 5.0e-03)")
+    (grouped,) = [r for r in feature_rows(table) if r.feature == split_dtype(feature)[0]]
+    assert grouped.growth == {("candidate", "float16"): math.inf}
 
 
 @pytest.mark.parametrize(

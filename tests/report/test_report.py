@@ -134,6 +134,18 @@ def test_a_tests_own_timeout_marker_decides_for_a_dead_worker() -> None:
     assert report.build_record("a.py::t", [OK_SETUP, crash], elapsed=2.1, timeout=900.0)["outcome"] == "crashed"
 
 
+@pytest.mark.parametrize("tokens", [(), ("cpu",)], ids=["tokens-off", "tokens-cpu"])
+def test_a_never_run_test_is_named_with_the_sessions_device_tokens(tokens: tuple[str, ...]) -> None:
+    """A test the run stopped before gets the row it would have had had it run: the session's
+    ``--rocm-device-ids`` tokens, not the defaults (with them off ``[cpu]`` stays in the name)."""
+    nodeid = "tests/test_a.py::test_b[cpu]"
+    ran = report.build_record(nodeid, [OK_SETUP], device_tokens=tokens)
+    never = report.not_run_record(nodeid, "stopped", tokens)
+    assert (never["feature"], never["suite"]) == (ran["feature"], ran["suite"])
+    assert ("[cpu]" in never["feature"]) is (tokens == ())
+    assert never["outcome"] == "not-run" and never["reason"] == "stopped"
+
+
 def test_record_flattens_parity_merges_info_and_reads_serialized_properties() -> None:
     # under xdist user_properties arrive as lists, not tuples, and each phase carries its own copy
     call_props = [["rocm_parity", [{"dtype": "float16", "normwise": 1e-3}]], [INFO_PROPERTY, {"lib": "1"}]]
