@@ -10,9 +10,11 @@ error. Arguments it does not know go to pytest (``-k matmul``, ``-n 8``, ``--tim
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -28,6 +30,20 @@ from pytest_rocm.suite_command import suite_command
 MEASURED = (0, 1)
 #: seconds pytest gets to write its report after a forwarded signal, before it is terminated
 GRACE_S = 60.0
+#: a signal this soon after the first is the same stop delivered twice, not a second request: GNU
+#: timeout at its limit signals the command and then its whole process group, microseconds apart
+SAME_STOP_S = 1.0
+#: what pytest's process runs first, on Linux (then it becomes pytest, by exec): it asks the kernel
+#: for SIGKILL when this command dies (prctl PR_SET_PDEATHSIG; it outlasts the exec). In a child
+#: of its own, not a preexec_fn: this process may have threads by then (torch was imported).
+_DIE_WITH_PARENT = """\
+import contextlib, ctypes, os, sys
+with contextlib.suppress(OSError, AttributeError):
+    ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(137)  # this command died before the request was made
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
 
 
 def detect() -> Environment:
@@ -93,16 +109,20 @@ def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
 def run_pytest(command: list[str]) -> int:
     """Run pytest and wait; SIGTERM or SIGINT sent to this command (a cancelled CI job, Ctrl-C)
     is passed on as SIGINT, pytest's own "stop and report what finished", so its report is
-    written and the table follows. A second signal, or pytest still running ``GRACE_S`` later,
-    ends it (SIGTERM, then SIGKILL): its sidecar still holds every finished result.
+    written and the table follows. A second signal (more than ``SAME_STOP_S`` after the first),
+    or pytest still running ``GRACE_S`` later, ends it with SIGKILL: its sidecar still holds every
+    finished result. This command killed outright (``timeout -k``) takes pytest with it.
 
     pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
     would cut its report short); the status is the signal's (128 + N) when one came."""
-    child = subprocess.Popen(command, start_new_session=True)
-    received: list[int] = []
+    child = subprocess.Popen(_dying_with_this_command(command), start_new_session=True)
+    received: list[tuple[int, float]] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
+        now = time.monotonic()
+        if received and now - received[0][1] < SAME_STOP_S:
+            return  # the first one again (see SAME_STOP_S)
+        received.append((signum, now))
         if child.poll() is None:
             child.send_signal(signal.SIGINT if len(received) == 1 else signal.SIGKILL)
 
@@ -118,9 +138,19 @@ def run_pytest(command: list[str]) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if received:
-        print(f"rocm-compat run: {signal.Signals(received[0]).name} passed on to pytest", file=sys.stderr)
-        return 128 + received[0]
+        first = received[0][0]
+        print(f"rocm-compat run: {signal.Signals(first).name} passed on to pytest", file=sys.stderr)
+        return 128 + first
     return status
+
+
+def _dying_with_this_command(command: list[str]) -> list[str]:
+    """``command``, made to end when this command is killed outright (Linux). Without it a pytest
+    in its own session outlives a SIGKILL of this command (``timeout -k``), still on the GPU and
+    holding the output pipe open, so a ``| tee`` after this command waits for ever."""
+    if not sys.platform.startswith("linux"):
+        return command
+    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:

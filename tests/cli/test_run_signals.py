@@ -17,41 +17,126 @@ ROOT = Path(__file__).resolve().parents[2]
 CPU_ENV = f"--rocm-env={ROOT / 'tests' / 'data' / 'envs' / 'cpu_only.json'}"
 
 
+class CancelledRun:
+    """``rocm-compat run`` on a suite of a quick test and a slow one, up to its first result."""
+
+    def __init__(self, tmp_path: Path, conftest: str = "") -> None:
+        suite = tmp_path / "suites" / "operators"
+        suite.mkdir(parents=True)
+        (suite / "test_slow.py").write_text(
+            "import time\ndef test_a_quick():\n    pass\ndef test_b_slow():\n    time.sleep(120)\n", encoding="utf-8"
+        )
+        if conftest:
+            (suite / "conftest.py").write_text(conftest, encoding="utf-8")
+        self.reports = tmp_path / "reports"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_ROCM_SYSROOT": str(tmp_path)}  # no GPU to find
+        self.run = subprocess.Popen(
+            [sys.executable, "-m", "pytest_rocm.cli", "run", "--suites", str(tmp_path / "suites"), "--reports-dir",
+             str(self.reports), "--label", "cancelled", "-n", "0", "-p", "no:randomly", CPU_ENV],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.sidecar = self.reports / "cancelled.json.partial.jsonl"
+        deadline = time.monotonic() + 120
+        while not (self.sidecar.exists() and self.sidecar.read_text().count("\n") >= 2):  # header + test_a_quick
+            if self.run.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                pytest.fail("the run did not get to its first result")
+            time.sleep(0.1)
+        self.pytest_pid: int = json.loads(self.sidecar.read_text().splitlines()[0])["pid"]
+
+    def finish(self) -> str:
+        """Wait for the command; its standard error."""
+        try:
+            return self.run.communicate(timeout=90)[1]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.run.poll() is None:
+            self.run.kill()
+            self.run.wait()
+
+    def pytest_alive(self) -> bool:
+        """Whether pytest still runs (a zombie whose new parent has not reaped it yet has ended)."""
+        try:
+            stat = Path(f"/proc/{self.pytest_pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        except OSError:  # no /proc: ask the kernel
+            try:
+                os.kill(self.pytest_pid, 0)
+            except ProcessLookupError:
+                return False
+            return True
+        return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+    def assert_report_written(self, err: str, sig: signal.Signals) -> None:
+        assert self.run.returncode == 128 + sig, err[-2000:]
+        assert not self.pytest_alive()  # pytest ended with it: no orphan
+        document = json.loads((self.reports / "cancelled.json").read_text())
+        outcomes = {r["feature"]: r["outcome"] for r in document["results"]}
+        assert outcomes["operators/a_quick"] == "passed" and document["interrupted"] is True
+        assert "operators/a_quick" in (self.reports / "cancelled.md").read_text()
+        assert f"{signal.Signals(sig).name} passed on to pytest" in err
+        assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_reaches_pytest_and_the_finished_results_are_written(tmp_path: Path, sig: signal.Signals) -> None:
-    suite = tmp_path / "suites" / "operators"
-    suite.mkdir(parents=True)
-    (suite / "test_slow.py").write_text(
-        "import time\ndef test_a_quick():\n    pass\ndef test_b_slow():\n    time.sleep(120)\n", encoding="utf-8"
-    )
-    reports = tmp_path / "reports"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_ROCM_SYSROOT": str(tmp_path)}  # no GPU to find
-    run = subprocess.Popen(
-        [sys.executable, "-m", "pytest_rocm.cli", "run", "--suites", str(tmp_path / "suites"), "--reports-dir",
-         str(reports), "--label", "cancelled", "-n", "0", "-p", "no:randomly", CPU_ENV],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    sidecar = reports / "cancelled.json.partial.jsonl"
-    try:
-        deadline = time.monotonic() + 120
-        while not (sidecar.exists() and sidecar.read_text().count("\n") >= 2):  # header + test_a_quick
-            assert run.poll() is None and time.monotonic() < deadline, "the run did not get to its first result"
-            time.sleep(0.1)
-        pytest_pid = json.loads(sidecar.read_text().splitlines()[0])["pid"]
-        run.send_signal(sig)
-        _out, err = run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 128 + sig, err[-2000:]
-    with pytest.raises(ProcessLookupError):
-        os.kill(pytest_pid, 0)  # pytest ended with it: no orphan
-    document = json.loads((reports / "cancelled.json").read_text())
-    outcomes = {r["feature"]: r["outcome"] for r in document["results"]}
-    assert outcomes["operators/a_quick"] == "passed" and document["interrupted"] is True
-    assert "operators/a_quick" in (reports / "cancelled.md").read_text()
-    assert f"{signal.Signals(sig).name} passed on to pytest" in err
-    assert "Traceback" not in err
+    cancelled = CancelledRun(tmp_path)
+    cancelled.run.send_signal(sig)
+    cancelled.assert_report_written(cancelled.finish(), sig)
+
+
+def test_one_stop_delivered_twice_is_one_stop(tmp_path: Path) -> None:
+    # GNU timeout at its limit signals the command and then its whole process group, so the
+    # command gets SIGTERM twice within microseconds: that is one stop, and the report is written
+    cancelled = CancelledRun(tmp_path)
+    cancelled.run.send_signal(signal.SIGTERM)
+    time.sleep(0.2)  # the first one handled (pytest already told) before the second arrives
+    cancelled.run.send_signal(signal.SIGTERM)
+    cancelled.assert_report_written(cancelled.finish(), signal.SIGTERM)
+
+
+# pytest told to stop, but slow to write its report (a hook still busy)
+SLOW_FINISH = """
+import time, pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish():
+    time.sleep(60)
+"""
+
+
+def test_a_second_signal_later_ends_pytest_and_its_sidecar_keeps_the_results(tmp_path: Path) -> None:
+    cancelled = CancelledRun(tmp_path, conftest=SLOW_FINISH)
+    cancelled.run.send_signal(signal.SIGINT)
+    time.sleep(2.0)  # a deliberate second Ctrl-C, well after the first
+    assert cancelled.pytest_alive()
+    cancelled.run.send_signal(signal.SIGINT)
+    err = cancelled.finish()
+    assert cancelled.run.returncode == 128 + signal.SIGINT, err[-2000:]
+    assert not cancelled.pytest_alive()
+    assert not (cancelled.reports / "cancelled.json").exists()
+    records = [json.loads(line) for line in cancelled.sidecar.read_text().splitlines()[1:]]
+    assert [r["feature"] for r in records if "feature" in r] == ["operators/a_quick"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_killed_command_takes_its_pytest_with_it(tmp_path: Path) -> None:
+    # timeout -k, a CI runner's last resort: no pytest is left running on the GPU (or holding the
+    # pipe of a `| tee` open, which would hang the script that ran the command)
+    cancelled = CancelledRun(tmp_path)
+    cancelled.run.kill()
+    cancelled.run.wait()
+    deadline = time.monotonic() + 30
+    while cancelled.pytest_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    orphaned = cancelled.pytest_alive()
+    if orphaned:
+        os.kill(cancelled.pytest_pid, signal.SIGKILL)
+    cancelled.finish()
+    assert not orphaned
 
 
 def test_a_run_on_a_report_another_run_is_writing_is_refused(
