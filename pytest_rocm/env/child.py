@@ -120,10 +120,9 @@ def main() -> int:
     # A Ctrl-C is for the tests: the child (in the terminal's process group, so that a kill of the
     # whole group still reaches it) finishes, and the interrupted run's report names its environment.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Below the tests in priority: where the cores are all busy the run's tests go first (a test
-    # that needs the environment waits for it, and leaves its core to the child meanwhile).
-    with contextlib.suppress(OSError):
-        os.nice(10)
+    # At the tests' own priority, not below: on a machine whose cores the tests keep busy (xdist
+    # workers) a niced child got a tenth of a core, so an interrupted run's report waited for it
+    # past the grace a CI job's `timeout -k` gives, and was lost. It is a few seconds of CPU.
     # What torch (or a library it loads) prints while detection runs goes to standard error, so
     # standard output holds the JSON alone: fd 1 is pointed at fd 2 until the result is written.
     sys.stdout.flush()

@@ -96,7 +96,6 @@ def test_what_detection_prints_goes_to_stderr_and_stdout_holds_the_json(
         return Environment(torch="2.6.0+rocm6.2.4", backend="cpu")
 
     monkeypatch.setattr(detect, "detect_environment", noisy)
-    monkeypatch.setattr(os, "nice", lambda n: 0)  # the test process keeps its priority
     ignored: list[int] = []
     monkeypatch.setattr(signal, "signal", lambda sig, handler: ignored.append(sig))  # and its Ctrl-C
     assert child.main() == 0
