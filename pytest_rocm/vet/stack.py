@@ -193,10 +193,12 @@ def wheel_index(folder: Path | None) -> dict[str, list[tuple[str, Path]]]:
 
 
 def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | None, str]:
-    """What to vet for a pin (a wheel path or an installed name) and a note; None: not found."""
-    for version, path in wheels.get(pin.name, []):
-        if pin.admits(version):
-            return str(path), ""
+    """What to vet for a pin (a wheel path or an installed name) and a note; None: not found.
+    Of the folder's wheels the pin admits, the highest version: what pip would install from it
+    (``pkg>=1`` with 1.0 and 1.2 there is 1.2, not whichever file name sorts first)."""
+    admitted = [(version, path) for version, path in wheels.get(pin.name, []) if pin.admits(version)]
+    if admitted:
+        return str(max(admitted, key=lambda entry: _version_order(entry[0]))[1]), ""
     try:
         installed = metadata.version(pin.name)
     except metadata.PackageNotFoundError:
@@ -204,6 +206,14 @@ def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | N
     if not pin.admits(installed):
         return pin.name, f"pinned {pin.wanted()}, installed {installed}: vetted the installed one"
     return pin.name, ""
+
+
+def _version_order(version: str) -> tuple[int, Version]:
+    """A sort key: PEP 440 order, a version it cannot parse below every one it can."""
+    try:
+        return 1, Version(version)
+    except InvalidVersion:
+        return 0, Version("0")
 
 
 def machine_gpus() -> list[str]:

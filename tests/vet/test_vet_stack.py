@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_packages import make_elf, make_wheel, wheel_metadata
+from packaging.specifiers import SpecifierSet
 
 from pytest_rocm.cli import main
 from pytest_rocm.vet import vet
@@ -277,6 +278,26 @@ def test_pins_match_versions_as_pep_440_not_as_text(tmp_path: Path) -> None:
     assert found[2] == ("packaging", "")
     assert found[3] == ("packaging", f"pinned 0.0.1, installed {installed}: vetted the installed one")
     assert found[4] == ("packaging", f"pinned >=9999, installed {installed}: vetted the installed one")
+
+
+def test_of_the_wheels_a_pin_admits_the_highest_version_is_vetted(tmp_path: Path) -> None:
+    """What pip would take from the folder: 1.10 over 1.9 and 1.2 (not the first name in order)."""
+    from pytest_rocm.vet.stack import locate, wheel_index
+
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    for version in ("1.10", "1.2", "1.9", "2.0rc1"):
+        (folder / f"pkg-{version}-py3-none-any.whl").write_bytes(b"")
+    wheels = wheel_index(folder)
+    assert locate(Pin("pkg", None, "requirements.txt", SpecifierSet(">=1,<2")), wheels)[0] == str(
+        folder / "pkg-1.10-py3-none-any.whl"
+    )
+    assert locate(Pin("pkg", None, "requirements.txt", SpecifierSet("==1.2")), wheels)[0] == str(
+        folder / "pkg-1.2-py3-none-any.whl"
+    )
+    assert locate(Pin("pkg", None, "requirements.txt", SpecifierSet(">=1")), wheels)[0] == str(
+        folder / "pkg-2.0rc1-py3-none-any.whl"
+    )  # a pin admits pre-releases (Pin.admits): the wheel there is what is vetted
 
 
 def test_lock_pins_that_pep_440_cannot_parse_compare_as_text(tmp_path: Path) -> None:
