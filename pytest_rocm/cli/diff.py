@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_float
 from pytest_rocm.report.diff import (
+    DEFAULT_FACTOR,
     DEFAULT_FLOOR,
     compare,
     render_text,
@@ -33,8 +34,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--factor",
         type=positive_float("the factor"),
-        default=10.0,
-        help="a parity error counts as grown above this multiple of BASE's (default 10)",
+        default=DEFAULT_FACTOR,
+        help=f"a parity error counts as grown above this multiple of BASE's (default {DEFAULT_FACTOR:g})",
     )
     parser.add_argument(
         "--floor",

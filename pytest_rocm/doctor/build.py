@@ -8,11 +8,11 @@ from pytest_rocm.doctor.facts import (
     VISIBILITY,
     amd_present,
     amd_seen,
+    apu_gfxs,
     built_gfx,
     hardware_gfxs,
     install_line,
     kernel_gpus,
-    knowledge,
     reinstall_command,
     torch_rocm_pair,
     wheel_advice,
@@ -195,7 +195,7 @@ def check_mixed_gfx(env: Environment, extras: Extras) -> Check:
     gfxs = sorted({d.gfx for d in env.devices})
     if len(gfxs) == 1:
         return Check("mixed-gfx", "ok", f"{len(env.devices)} devices, all {gfxs[0]}")
-    apus = set(knowledge()["apu_gfx"]["list"])
+    apus = apu_gfxs()
     if any(g in apus for g in gfxs):
         return Check("mixed-gfx", "skipped", f"devices {', '.join(gfxs)}: an integrated GPU (see igpu)")
     first = env.devices[0].gfx

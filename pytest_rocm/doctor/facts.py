@@ -4,6 +4,7 @@ Environment. Pure: no I/O beyond reading the bundled data."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
@@ -21,6 +22,12 @@ VISIBILITY = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVIC
 def knowledge() -> dict[str, Any]:
     data: dict[str, Any] = load_json("doctor.json")
     return data
+
+
+@cache
+def apu_gfxs() -> frozenset[str]:
+    """The gfx targets of APUs (integrated GPUs sharing system memory), from doctor.json."""
+    return frozenset(knowledge()["apu_gfx"]["list"])
 
 
 def amd_present(env: Environment, extras: Extras) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pytest_rocm.doctor.facts import (
     amd_present,
     amd_seen,
+    apu_gfxs,
     built_gfx,
     hardware_gfxs,
     install_line,
@@ -199,7 +200,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
 
 
 def check_igpu(env: Environment, extras: Extras) -> Check:
-    apus = set(knowledge()["apu_gfx"]["list"])
+    apus = apu_gfxs()
     gfxs = [d.gfx for d in env.devices] or hardware_gfxs(env)
     if len(gfxs) < 2:
         return Check("igpu", "skipped", f"{len(gfxs)} AMD GPU(s): nothing to hide")
@@ -221,7 +222,7 @@ def check_igpu(env: Environment, extras: Extras) -> Check:
 def check_memory(env: Environment, extras: Extras) -> Check:
     """RAM against discrete VRAM: a model that fills the card is loaded through RAM first. An APU's
     VRAM is a BIOS carve-out of that same memory (GTT is its other pool): no such comparison."""
-    apus = set(knowledge()["apu_gfx"]["list"])
+    apus = apu_gfxs()
     gib = 1024**3
     ram = env.system.memory_total
     integrated = [g for g in env.system.gpus if g.gfx in apus]

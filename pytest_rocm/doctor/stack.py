@@ -7,7 +7,7 @@ Knowledge (the variable names, the libraries per gfx, the RCCL fixes) comes from
 
 from __future__ import annotations
 
-from pytest_rocm.doctor.facts import hardware_gfxs, knowledge
+from pytest_rocm.doctor.facts import apu_gfxs, hardware_gfxs, knowledge
 from pytest_rocm.doctor.model import Check, Extras
 from pytest_rocm.env import arch, wheels
 from pytest_rocm.env.model import Environment
@@ -79,7 +79,7 @@ def check_rocm_libraries(env: Environment, extras: Extras) -> Check:
 
 def check_multi_gpu(env: Environment, extras: Extras) -> Check:
     """More than one discrete GPU: RCCL hangs unless the IOMMU passes through or P2P is off."""
-    apus = set(knowledge()["apu_gfx"]["list"])
+    apus = apu_gfxs()
     discrete = [g for g in hardware_gfxs(env) if g not in apus]
     if len(discrete) < 2:
         return Check("multi-gpu", "skipped", f"{len(discrete)} discrete AMD GPU(s): no collectives between GPUs")

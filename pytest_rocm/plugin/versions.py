@@ -200,10 +200,10 @@ def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
     """(bytes the device can allocate, how that was judged). An APU's reported memory is its BIOS
     carve-out or its GTT pool depending on kernel and ROCm; HIP also allocates from GTT (the system
     memory the kernel lets the GPU map, ``mem_info_gtt_total``), so an APU counts the larger."""
-    from pytest_rocm.doctor.facts import knowledge
+    from pytest_rocm.doctor.facts import apu_gfxs
 
     gfx = d.hardware_gfx or d.gfx
-    if gfx not in set(knowledge()["apu_gfx"]["list"]):
+    if gfx not in apu_gfxs():
         return d.total_memory, ""
     pools = [g.gtt for g in sel.env.system.gpus if g.gfx == gfx and g.gtt]
     if len(pools) != 1 or (d.total_memory or 0) >= pools[0]:  # two such APUs: which is which is unknown

@@ -23,6 +23,8 @@ PASSING: tuple[Outcome, ...] = ("passed", "xpassed")
 SKIPPING: tuple[Outcome, ...] = ("skipped", "not-installed")
 #: errors at or below this are noise for the growth check (a float32 result that was exact)
 DEFAULT_FLOOR = 1e-6
+#: a parity error counts as grown above this multiple of the base's (the gate and the table alike)
+DEFAULT_FACTOR = 10.0
 
 
 @dataclass
@@ -122,7 +124,7 @@ def grew(before: float, after: float, factor: float, floor: float) -> bool:
 def compare(
     base: ReportDocument,
     candidate: ReportDocument,
-    factor: float = 10.0,
+    factor: float = DEFAULT_FACTOR,
     floor: float = DEFAULT_FLOOR,
     max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
 ) -> Diff:

@@ -21,13 +21,13 @@ import math
 from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
-from pytest_rocm.report.diff import DEFAULT_FLOOR, grew
+from pytest_rocm.report.diff import DEFAULT_FACTOR, DEFAULT_FLOOR, grew
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
 from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
-GROWTH_FACTOR = 10.0
+GROWTH_FACTOR = DEFAULT_FACTOR
 #: the slowdown that marks a cell: the default of ``rocm-compat diff --max-slowdown``
 SLOWDOWN_FACTOR = DEFAULT_MAX_SLOWDOWN
 #: the summary's columns and the outcomes each counts
