@@ -173,6 +173,29 @@ def feature_rows(table: Table) -> list[FeatureRow]:
     return out
 
 
+@dataclass
+class Sections:
+    """What each rendering shows, chosen once: every row, those that differ between columns, those
+    that fail without differing (a row is shown once), and every row by suite in the table's order."""
+
+    rows: list[FeatureRow]
+    differ: list[FeatureRow]
+    failing: list[FeatureRow]
+    by_suite: dict[str, list[FeatureRow]]
+
+
+def sections(table: Table) -> Sections:
+    rows = feature_rows(table)
+    chosen = Sections(rows, [], [], {})
+    for row in rows:
+        if row.differs(table.labels):
+            chosen.differ.append(row)
+        elif row.failing:
+            chosen.failing.append(row)
+        chosen.by_suite.setdefault(row.suite, []).append(row)
+    return chosen
+
+
 def suite_dtypes(rows: list[FeatureRow]) -> list[str]:
     """The dtype sub-columns of a group of rows, in order (``NO_DTYPE`` last when present)."""
     found = {d for r in rows for d in r.by_dtype}

@@ -23,8 +23,8 @@ from pytest_rocm.report.grid import (
     SUMMARY,
     FeatureRow,
     cpu_baselines,
-    feature_rows,
     growth_text,
+    sections,
     slowdown_text,
     status_counts,
     suite_dtypes,
@@ -300,19 +300,15 @@ def _charts(table: Table) -> str:
 
 
 def render_html(table: Table) -> str:
-    rows = feature_rows(table)
-    differ = [r for r in rows if r.differs(table.labels)]
-    failing = [r for r in rows if r.failing and r not in differ]
-    sections = []
+    chosen = sections(table)
+    rows, differ, failing = chosen.rows, chosen.differ, chosen.failing
+    shown = []
     if differ:
-        sections.append(
-            f"<h2>Differences between columns ({len(differ)})</h2>{_rows_table(table, differ, 'differences')}"
-        )
+        shown.append(f"<h2>Differences between columns ({len(differ)})</h2>{_rows_table(table, differ, 'differences')}")
     if failing:
-        sections.append(f"<h2>Failures ({len(failing)})</h2>{_rows_table(table, failing, 'failures')}")
+        shown.append(f"<h2>Failures ({len(failing)})</h2>{_rows_table(table, failing, 'failures')}")
     every = []
-    for suite in dict.fromkeys(r.suite for r in rows):
-        members = [r for r in rows if r.suite == suite]
+    for suite, members in chosen.by_suite.items():
         every.append(
             f'<details data-suite="{_attr(suite)}"><summary>{_attr(suite or "(no suite)")}: {len(members)} features</summary>'
             f"{_rows_table(table, members)}</details>"
@@ -323,7 +319,7 @@ def render_html(table: Table) -> str:
         f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
         f"<h1>Compatibility table</h1>{_banners(table)}{_environments(table)}"
         f"<h2>Summary</h2>{_summary(table, rows, len(differ))}"
-        f"<h2>Results</h2><p id=legend>{_attr(LEGEND)}</p>{_filters(table)}{''.join(sections)}{_charts(table)}"
+        f"<h2>Results</h2><p id=legend>{_attr(LEGEND)}</p>{_filters(table)}{''.join(shown)}{_charts(table)}"
         f"<h2>All results</h2><section id=all-rows>{''.join(every)}</section>"
         f"<script>{SCRIPT}</script></body></html>\n"
     )

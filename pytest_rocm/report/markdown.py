@@ -15,7 +15,7 @@ from pytest_rocm.report.grid import (
     FeatureRow,
     cell_text,
     cpu_baselines,
-    feature_rows,
+    sections,
     status_counts,
     suite_dtypes,
     summary,
@@ -53,7 +53,8 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
 
 
 def render_markdown(table: Table) -> str:
-    rows = feature_rows(table)
+    chosen = sections(table)
+    rows, differ, failing = chosen.rows, chosen.differ, chosen.failing
     out = ["# Compatibility table", ""]
     for label in cpu_baselines(table):
         out += [
@@ -66,8 +67,6 @@ def render_markdown(table: Table) -> str:
         warning = table.accelerator_warning(label)
         note += f" **warning: {warning}**" if warning else ""
         out.append(f"- **{_esc(table.column(label))}**: {_esc(environment_line(table.environments[label]))}{note}")
-    differ = [r for r in rows if r.differs(table.labels)]
-    failing = [r for r in rows if r.failing and r not in differ]
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(rows).items())
     out += ["", "## Summary", "", f"Features: {len(rows)} ({counts}); {len(differ)} differ between columns.", ""]
     out.append("| suite | column | " + " | ".join(name for name, _ in SUMMARY) + " |")
@@ -81,8 +80,7 @@ def render_markdown(table: Table) -> str:
     if failing:
         out += ["", f"## Failures ({len(failing)})", "", *_rows_table(table, failing)]
     out += ["", "## All results", "", LEGEND]
-    for suite in dict.fromkeys(r.suite for r in rows):
-        members = [r for r in rows if r.suite == suite]
+    for suite, members in chosen.by_suite.items():
         out += ["", f"<details><summary>{_esc(suite or '(no suite)')}: {len(members)} features</summary>", ""]
         out += [*_rows_table(table, members), "", "</details>"]
     return "\n".join(out) + "\n"
