@@ -17,7 +17,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from pytest_rocm.env import arch, wheels
+from pytest_rocm.env import wheels
 from pytest_rocm.env.model import BACKENDS as BACKENDS  # the one list (stdlib-only module)
 from pytest_rocm.env.model import Backend
 
@@ -65,14 +65,7 @@ class Combo:
         """Whether the wheel has kernels for ``gfx``: ``yes``; ``override`` (only for the target of
         the gfx's usual HSA_OVERRIDE_GFX_VERSION); ``no`` (hipErrorNoBinaryForGpu at the first
         kernel); None when the table does not know the wheel."""
-        listed = self.wheel_gfx
-        if listed is None:
-            return None
-        base = arch.split_arch(gfx)[0]
-        usual = arch.override_for(base)
-        if base in listed:
-            return "yes"
-        return "override" if usual is not None and arch.parse_override(usual) in listed else "no"
+        return wheels.kernels_for(self.wheel_gfx, gfx)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -92,14 +92,9 @@ def torch_rocm_pair(env: Environment) -> tuple[str, str] | None:
     return f"{release[0]}.{release[1]}", rocm
 
 
-def _acceptable(gfx: str) -> set[str]:
-    """The gfx whose kernels serve this silicon: its own, and its usual override's target."""
-    usual = arch.override_for(gfx)
-    return {gfx} | ({arch.parse_override(usual)} if usual else set())
-
-
 def _carries(listed: list[str] | None, gfxs: list[str]) -> bool:
-    return listed is not None and all(_acceptable(g) & set(listed) for g in gfxs)
+    """Whether the wheel's kernels serve every GPU (its own gfx, or its usual override's target)."""
+    return listed is not None and all(wheels.kernels_for(listed, g) in ("yes", "override") for g in gfxs)
 
 
 class WheelAdvice(NamedTuple):

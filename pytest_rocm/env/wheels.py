@@ -10,6 +10,7 @@ decide from here.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_rocm._resources import load_json
+from pytest_rocm.env import arch
 
 _INDEX_RE = re.compile(r"(?:^|/)(rocm[0-9]+(?:\.[0-9]+)*)/?$")
 
@@ -90,18 +92,18 @@ def wheel_gfx(torch_version: str, index: str) -> list[str] | None:
     return None
 
 
-def indexes_for(gfx: str, torch_minor: str | None = None) -> list[tuple[str, str]]:
-    """(torch minor, index) pairs whose wheels carry ``gfx``, newest torch first, then newest ROCm;
-    only published pairs the gfx table knows. ``torch_minor`` keeps one release."""
-    found: list[tuple[str, str]] = []
-    for minor, rocms in published_pairs().items():
-        if torch_minor is not None and minor != torch_minor:
-            continue
-        for rocm in rocms:
-            listed = wheel_gfx(f"{minor}.0", index_name(rocm))
-            if listed is not None and gfx in listed:
-                found.append((minor, index_name(rocm)))
-    return sorted(found, key=lambda p: (Version(p[0]), Version(p[1].removeprefix("rocm"))), reverse=True)
+def kernels_for(listed: Collection[str] | None, gfx: str) -> str | None:
+    """Whether a wheel whose kernels are ``listed`` (:func:`wheel_gfx`) runs on ``gfx``: ``yes``;
+    ``override`` (only for the target of the gfx's usual HSA_OVERRIDE_GFX_VERSION); ``no``
+    (hipErrorNoBinaryForGpu at the first kernel); None when the table does not know the wheel.
+    The one rule: the doctor's advice and ``rocm-compat matrix --gfx`` both ask here."""
+    if listed is None:
+        return None
+    base = arch.split_arch(gfx)[0]
+    if base in listed:
+        return "yes"
+    usual = arch.override_for(base)
+    return "override" if usual is not None and arch.parse_override(usual) in listed else "no"
 
 
 def known_gfx_everywhere() -> set[str]:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from fake_machines import DETECT
+from packaging.version import Version
 
 from pytest_rocm._resources import load_json
 from pytest_rocm.env import arch, wheels
@@ -107,16 +108,42 @@ def test_wheel_gfx_unknown_is_none(torch: str, index: str) -> None:
     assert wheels.wheel_gfx(torch, index) is None
 
 
+def carrying(gfx: str) -> list[tuple[str, str]]:
+    """(torch minor, index) of the published pairs whose wheels have ``gfx``'s own kernels, newest first."""
+    found = [
+        (minor, f"rocm{rocm}")
+        for minor, rocms in wheels.published_pairs().items()
+        for rocm in rocms
+        if wheels.kernels_for(wheels.wheel_gfx(f"{minor}.0", f"rocm{rocm}"), gfx) == "yes"
+    ]
+    return sorted(found, key=lambda p: (Version(p[0]), Version(p[1].removeprefix("rocm"))), reverse=True)
+
+
 def test_no_pytorch_wheel_carries_these() -> None:
     carried = wheels.known_gfx_everywhere()
     for gfx in ("gfx1152", "gfx1153", "gfx1250", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"):
         assert gfx not in carried, gfx
-    assert wheels.indexes_for("gfx1152") == []
+    assert carrying("gfx1152") == []
     assert wheels.amd_indexes_for("gfx1152") == [("https://repo.amd.com/rocm/whl-multi-arch/", "torch[device-all]")]
 
 
-def test_indexes_for_a_gfx_newest_first() -> None:
-    found = wheels.indexes_for("gfx1151")
+def test_the_wheels_that_carry_a_gfx() -> None:
+    found = carrying("gfx1151")
     assert found[0] == ("2.14", "rocm7.2")
     assert ("2.10", "rocm7.0") in found and all(index not in ("rocm6.4", "rocm6.3") for _, index in found)
-    assert wheels.indexes_for("gfx1103") == [("2.14", "rocm7.2"), ("2.13", "rocm7.2"), ("2.13", "rocm7.1")]
+    assert carrying("gfx1103") == [("2.14", "rocm7.2"), ("2.13", "rocm7.2"), ("2.13", "rocm7.1")]
+
+
+@pytest.mark.parametrize(
+    ("listed", "gfx", "verdict"),
+    [
+        (["gfx1030", "gfx1100"], "gfx1100", "yes"),
+        (["gfx90a", "gfx942"], "gfx90a:xnack-", "yes"),  # target features do not change the kernels
+        (["gfx1030"], "gfx1031", "override"),  # RDNA2 consumer cards run gfx1030's with 10.3.0
+        (["gfx1100"], "gfx1031", "no"),
+        (["gfx942"], "gfx1151", "no"),
+        (None, "gfx1100", None),  # a wheel the table does not know
+    ],
+)
+def test_kernels_for_is_the_one_rule(listed: list[str] | None, gfx: str, verdict: str | None) -> None:
+    assert wheels.kernels_for(listed, gfx) == verdict
