@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
-import unicodedata
 from collections.abc import Callable
 
-_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
-_FLOAT_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+from pytest_rocm._values import FLOAT_RE, INT_RE, label_problem, path_problem
 
 
 def parse_float(text: str) -> float:
     """A finite decimal number in ASCII (``1e-6``, ``0.5``); ValueError naming the text otherwise."""
-    if not _FLOAT_RE.fullmatch(text):
+    if not FLOAT_RE.fullmatch(text):
         raise ValueError(f"{text!r} is not a number (ASCII digits, e.g. 0.5 or 1e-6)")
     value = float(text)
     if not math.isfinite(value):
@@ -30,7 +27,7 @@ def parse_float(text: str) -> float:
 
 def parse_int(text: str) -> int:
     """A whole number in ASCII digits; ValueError naming the text otherwise."""
-    if not _INT_RE.fullmatch(text):
+    if not INT_RE.fullmatch(text):
         raise ValueError(f"{text!r} is not a whole number (ASCII digits)")
     return int(text)
 
@@ -67,17 +64,15 @@ def non_negative_int(what: str = "the value") -> Callable[[str], int]:
 
 def path_text(text: str) -> str:
     """``type=`` for a path: not empty (``''`` would silently mean the current folder), no NUL."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path names no file")
-    if "\x00" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: a path cannot contain a NUL character")
+    problem = path_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem if not text.strip() else f"{text!r}: {problem}")
     return text
 
 
 def label_text(text: str) -> str:
     """``type=`` for a report label: not empty, no control characters (a newline breaks tables)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty label names nothing")
-    if any(unicodedata.category(c).startswith("C") for c in text):
-        raise argparse.ArgumentTypeError(f"{text!r}: a label cannot contain control characters")
+    problem = label_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem if not text.strip() else f"{text!r}: {problem}")
     return text

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from typing import Any
 
 import pytest
+
+from pytest_rocm._values import FLOAT_RE
 
 
 def parse_seconds(text: Any) -> float:
@@ -23,7 +24,7 @@ def parse_seconds(text: Any) -> float:
     pytest-timeout itself takes ``nan`` and ``-5`` as "no timeout" (a hang protection silently
     off) and fails on ``inf`` with an INTERNALERROR."""
     value = str(text).strip()
-    if not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", value, re.ASCII):
+    if not FLOAT_RE.fullmatch(value):
         try:
             finite = math.isfinite(float(value))
         except ValueError:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_rocm._values import label_problem, path_problem
 from pytest_rocm.env import arch
 from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, parse_device_tokens
 
@@ -255,20 +255,18 @@ def parse_short_markers(text: str) -> bool:
 def parse_path(text: Any) -> str:
     """A file path as given (``--rocm-report``): not empty, no NUL; ValueError otherwise."""
     value = str(text)
-    if not value.strip():
-        raise ValueError("expected a file path, got an empty value")
-    if "\x00" in value:
-        raise ValueError("a path cannot contain a NUL character")
+    problem = path_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
 def parse_label(text: Any) -> str:
     """A report label: not empty, no control characters (a newline would break the table)."""
     value = str(text)
-    if not value.strip():
-        raise ValueError("expected a non-empty label")
-    if any(unicodedata.category(c).startswith("C") for c in value):
-        raise ValueError("a label cannot contain control characters (newlines, tabs...)")
+    problem = label_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_rocm"
 #: lower layers never import higher ones (same layer: allowed, cycles aside)
 LAYERS: dict[str, int] = {
     "_resources": 0,
+    "_values": 0,
     "env": 1,
     "doctor": 2,
     "parity": 2,
@@ -45,6 +46,7 @@ PURE = (
     "perf.stats",
     "perf.peaks",
     "_resources",
+    "_values",
 )
 #: the one sanctioned way torch enters a pure layer: the seam loads it on request
 TORCH_DOORS = {"env.seam"}
