@@ -1,105 +1,257 @@
 """Is a ``torch.utils.cpp_extension.load`` of CUDA sources on the package's import path, or
 behind an opt-in? Decided from the text of the Python file, never by running it.
 
-On the import path: the call is at module level (possibly inside a module-level ``if``/``try``),
-or inside a function that module-level code of the same file calls (``_C = _build()``). A
-module-level load runs when its module is imported, so the package's ops depend on the kernel.
-Behind an opt-in: the call is inside a function that nothing at module level calls (peft's BOFT
-kernel, built the first time the feature is used, with a fallback when it cannot be).
+On the import path, the call runs when its module is imported: the package's ops depend on the
+kernel. Behind an opt-in, it runs when a feature is first used (peft's BOFT kernel, with a
+fallback). Read with :mod:`ast`, a call runs on import when its code unit (the module, a ``def``)
+is reached from module level:
+
+- module-level statements run, also inside an ``if``/``try``/``with``/``for`` block; so do class
+  bodies, decorators, base classes and default values: the ``class``/``def`` statement runs them;
+- a ``def`` body runs only when called; a ``lambda`` body likewise, never traced (it has no name);
+- ``if __name__ == "__main__":`` does not run on import (its ``else`` does): a script's entry;
+- a reached unit's calls reach, transitively (a fixed point), what they name in the same file:
+  ``f()`` a function ``f`` visible from the caller (module level, an enclosing ``def``); ``C()``
+  class ``C``'s ``__init__``/``__new__``/``__post_init__``; ``C.f()``, ``C().f()``, and
+  ``self.f()``/``cls.f()`` in ``C``'s methods: method ``f``; ``super().f()``: ``f`` of ``C``'s
+  bases; ``@f`` (no arguments): ``f``. A method is looked up in the class, then its same-file bases;
+- nothing else is followed (``obj.f()`` on a variable, a function passed as a value, other
+  modules): a kernel reached only that way reads as an opt-in, the milder verdict;
+- a ``load(`` that is no call (in a comment, a string, a docstring) runs nothing.
+
+``has_fallback`` asks whether the statement sits in the body of a ``try`` (the innermost one, in
+the same function: an outer one's handlers belong to other code) whose every ``except`` carries
+on without a ``raise``, at any depth; a ``raise`` in a ``def`` the handler defines runs later.
+
+A file that does not parse (a Python 2 file in an old sdist, a syntax error, null bytes, nesting
+too deep for the parser) gets the old line-based reading (:mod:`pytest_rocm.vet.jit_text`), so a
+broken file still gets an answer and never raises.
 """
 
 from __future__ import annotations
 
+import ast
+import bisect
+import functools
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypeGuard, cast
 
-_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+from pytest_rocm.vet import jit_text
 
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def enclosing_function(text: str, pos: int) -> str | None:
-    """The name of the outermost ``def``/``class`` that contains ``pos``; None at module level."""
-    start = text.rfind("\n", 0, pos) + 1
-    line = text[start : text.find("\n", pos) if text.find("\n", pos) >= 0 else len(text)]
-    depth = _indent(line)
-    outermost: str | None = None
-    for previous in reversed(text[:start].splitlines()):
-        if not previous.strip() or previous.lstrip().startswith("#"):
-            continue
-        here = _indent(previous)
-        if here < depth:
-            m = _DEF.match(previous)
-            if m is not None:
-                outermost = m.group(2)
-            depth = here
-        if depth == 0:
-            break
-    return outermost
+_FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNC_OR_LAMBDA = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # statements that bind a name
+_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+_TRY: tuple[type[ast.stmt], ...] = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # the tokenizer's line ends (not splitlines()'s \f, \x1c...)
+Unit = ast.AST  # the module, a def or a lambda: code that runs together
 
 
-def _called_at_module_level(text: str, name: str) -> bool:
-    call = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\(")
-    for line in text.splitlines():
-        if line[:1] in (" ", "\t", "#") or _DEF.match(line) or line.startswith("@"):
-            continue  # indented code is inside a block; module-level blocks are checked below
-        if call.search(line):
+@dataclass
+class _Tree:
+    module: ast.Module
+    line_starts: list[int]  # character offset of each line's start, for pos -> (lineno, col)
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+    names: dict[ast.AST, dict[str, list[ast.AST]]] = field(default_factory=dict)  # scope -> defs
+    classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
+    reached: set[Unit] = field(default_factory=set)  # the units that run on import
+    calls: list[ast.Call] = field(default_factory=list)  # for each match, without a walk
+    stmts: list[ast.stmt] = field(default_factory=list)
+
+
+def _is_main(node: ast.AST) -> TypeGuard[ast.If]:
+    """``if __name__ == "__main__":`` (either way round)."""
+    if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    return isinstance(node.test.ops[0], ast.Eq) and {
+        s.id if isinstance(s, ast.Name) else s.value if isinstance(s, ast.Constant) else None for s in sides
+    } == {"__name__", "__main__"}
+
+
+def _own_nodes(unit: Unit) -> Iterator[ast.AST]:
+    """The nodes whose code runs when ``unit`` runs: not nested def/lambda bodies, nor a main block."""
+    stack: list[ast.AST] = [unit.body] if isinstance(unit, ast.Lambda) else list(getattr(unit, "body", []))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _FUNC_OR_LAMBDA):  # defining it evaluates these, not the body
+            args = node.args
+            stack.extend([*args.defaults, *(d for d in args.kw_defaults if d is not None)])
+            if isinstance(node, _FUNC):
+                stack.extend(node.decorator_list)
+        elif _is_main(node):
+            stack.extend([node.test, *node.orelse])
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _unit_of(tree: _Tree, node: ast.AST) -> Unit | None:
+    """The unit whose running runs ``node``; None inside a main block (never on import)."""
+    child = node
+    while (parent := tree.parents.get(child)) is not None:
+        if (isinstance(parent, _FUNC) and child in parent.body) or (
+            isinstance(parent, ast.Lambda) and child is parent.body
+        ):
+            return parent
+        if _is_main(parent) and child in parent.body:
+            return None
+        child = parent
+    return tree.module
+
+
+def _class_of(tree: _Tree, unit: Unit) -> ast.ClassDef | None:
+    """The class a method (or a def nested in one) belongs to, for ``self.f()``."""
+    node = tree.parents.get(unit)
+    while node is not None and not isinstance(node, ast.ClassDef):
+        node = tree.parents.get(node)
+    return node if isinstance(node, ast.ClassDef) else None
+
+
+def _visible(tree: _Tree, unit: Unit, name: str) -> list[ast.AST]:
+    """The defs and classes ``name`` may mean in ``unit``: its own, its enclosing defs', the
+    module's (a class body's names are not visible from its methods, as in Python)."""
+    found: list[ast.AST] = []
+    node: ast.AST | None = unit
+    while node is not None:
+        if not isinstance(node, ast.ClassDef):
+            found += tree.names.get(node, {}).get(name, [])
+        node = tree.parents.get(node)
+    return found
+
+
+def _methods(tree: _Tree, cls: ast.ClassDef, name: str, seen: set[ast.ClassDef] | None = None) -> list[ast.AST]:
+    """``cls``'s method ``name``, else the first of its same-file bases that has one."""
+    seen = seen if seen is not None else set()
+    seen.add(cls)
+    own: list[ast.AST] = [d for d in tree.names.get(cls, {}).get(name, []) if isinstance(d, _FUNC)]
+    if own:
+        return own
+    for base in cls.bases:
+        for parent in tree.classes.get(base.id, []) if isinstance(base, ast.Name) else []:
+            if parent not in seen and (found := _methods(tree, parent, name, seen)):
+                return found
+    return []
+
+
+def _callees(tree: _Tree, unit: Unit, func: ast.expr) -> list[ast.AST]:
+    """The defs of this file that calling ``func`` from ``unit`` runs."""
+    if isinstance(func, ast.Name):  # a function, or a class: its constructors
+        found = _visible(tree, unit, func.id)
+        news = [m for c in found if isinstance(c, ast.ClassDef) for n in _CONSTRUCTORS for m in _methods(tree, c, n)]
+        return [d for d in found if not isinstance(d, ast.ClassDef)] + news
+    if not isinstance(func, ast.Attribute):
+        return []
+    value, owners = func.value, []
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+        here = _class_of(tree, unit)
+        bases = here.bases if here is not None else []
+        owners = [c for b in bases if isinstance(b, ast.Name) for c in tree.classes.get(b.id, [])]
+    elif isinstance(value, ast.Call):  # C().f()
+        value = value.func
+    if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+        owners = [c for c in [_class_of(tree, unit)] if c is not None]
+    elif isinstance(value, ast.Name):
+        owners = [c for c in _visible(tree, unit, value.id) if isinstance(c, ast.ClassDef)]
+    return [m for c in owners for m in _methods(tree, c, func.attr)]
+
+
+@functools.lru_cache(maxsize=8)  # scan.py asks once per match; parse each file once
+def _tree(text: str) -> _Tree | None:
+    try:
+        bom = text.startswith("\ufeff")  # decoded as utf-8, not utf-8-sig: ast rejects it
+        return _read(ast.parse(text[bom:]), text, int(bom))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: null bytes, surrogates
+        return None  # RecursionError: nesting too deep to parse, or a base-class chain too long
+
+
+def _read(module: ast.Module, text: str, bom: int) -> _Tree:
+    """The parents, the names each scope binds, and the units that run on import."""
+    tree = _Tree(module, [bom, *(m.end() for m in _NEWLINE.finditer(text))])
+    for node in ast.walk(module):
+        for child in ast.iter_child_nodes(node):
+            tree.parents[child] = node
+        if isinstance(node, ast.Call):
+            tree.calls.append(node)
+        elif isinstance(node, ast.stmt):
+            tree.stmts.append(node)
+    for node in ast.walk(module):
+        if isinstance(node, _DEFINES):  # bound in the nearest enclosing scope
+            scope = tree.parents[node]
+            while not isinstance(scope, _SCOPE):
+                scope = tree.parents[scope]
+            tree.names.setdefault(scope, {}).setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ClassDef):
+                tree.classes.setdefault(node.name, []).append(node)
+    todo: list[Unit] = [module]
+    tree.reached.add(module)
+    while todo:  # the fixed point: every unit a reached unit calls is reached
+        unit = todo.pop()
+        for node in _own_nodes(unit):
+            funcs = [node.func] if isinstance(node, ast.Call) else []
+            if isinstance(node, _DEFINES):  # @f without arguments calls f
+                funcs += [d for d in node.decorator_list if not isinstance(d, ast.Call)]
+            for callee in (c for f in funcs for c in _callees(tree, unit, f)):
+                if callee not in tree.reached:
+                    tree.reached.add(callee)
+                    todo.append(callee)
+    return tree
+
+
+def _where(tree: _Tree, text: str, pos: int) -> tuple[int, int]:
+    """``pos`` as ast's (lineno, col_offset): the column counts UTF-8 bytes, not characters."""
+    index = bisect.bisect_right(tree.line_starts, pos) - 1
+    start = tree.line_starts[index]
+    return index + 1, len(text[start:pos].encode("utf-8", "surrogatepass"))
+
+
+def _covers(node: ast.expr | ast.stmt, at: tuple[int, int]) -> bool:
+    return (node.lineno, node.col_offset) <= at < (node.end_lineno or 0, node.end_col_offset or 0)
+
+
+def on_import_path(text: str, pos: int) -> bool:
+    """Whether the ``load(`` call at ``pos`` runs when the module is imported."""
+    tree = _tree(text)
+    if tree is None:
+        return jit_text.on_import_path(text, pos)
+    at = _where(tree, text, pos)
+    # the innermost call whose callee (``load``, ``cpp_extension.load``) covers pos: an argument
+    # of another call, such as a string, is not that call
+    calls = [n for n in tree.calls if _covers(n.func, at)]
+    call = max(calls, key=lambda n: (n.lineno, n.col_offset), default=None)
+    return call is not None and _unit_of(tree, call) in tree.reached
+
+
+def _raises(body: list[ast.stmt]) -> bool:
+    """Whether a ``raise`` is in ``body`` at any depth, except in a nested def (runs later)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Raise):
             return True
-    # a call inside a module-level if/try/with block: indented, but not inside any def
-    for m in call.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
-        if _DEF.match(text, start):  # the def line itself
-            continue
-        if enclosing_function(text, m.start()) is None:
-            return True
+        if not isinstance(node, _FUNC):
+            stack.extend(ast.iter_child_nodes(node))
     return False
-
-
-def _block_of(lines: list[str], index: int, keyword: str) -> int | None:
-    """The line index of the nearest enclosing ``keyword`` block (``try``) around ``lines[index]``,
-    within the same function; None when there is none."""
-    depth = _indent(lines[index])
-    for i in range(index - 1, -1, -1):
-        line = lines[i]
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        here = _indent(line)
-        if here < depth:
-            stripped = line.strip()
-            if stripped.startswith(keyword) and stripped.rstrip(":").strip() == keyword:
-                return i
-            if _DEF.match(line):
-                return None
-            depth = here
-    return None
 
 
 def has_fallback(text: str, pos: int) -> bool:
     """Whether the statement at ``pos`` sits in a ``try`` whose ``except`` carries on without
     raising (transformers' ``try: CDLL("libcudart.so") except OSError: return 0, 0``): a probe
     that degrades, not a binding that fails without the library."""
-    lines = text.split("\n")  # not splitlines(): its other separators would shift the index
-    index = text.count("\n", 0, pos)
-    opened = _block_of(lines, index, "try")
-    if opened is None:
+    tree = _tree(text)
+    if tree is None:
+        return jit_text.has_fallback(text, pos)
+    at = _where(tree, text, pos)
+    stmts = [n for n in tree.stmts if _covers(n, at)]
+    if not stmts:  # a comment between statements
         return False
-    base = _indent(lines[opened])
-    handlers: list[list[str]] = []
-    for line in lines[index + 1 :]:
-        if not line.strip():
-            continue
-        here = _indent(line)
-        if here < base or (here == base and not line.strip().startswith(("except", "else", "finally"))):
-            break
-        if here == base and line.strip().startswith("except"):
-            handlers.append([])
-        elif here > base and handlers:
-            handlers[-1].append(line)
-    return bool(handlers) and all(not any(re.match(r"\s*raise\b", ln) for ln in body) for body in handlers)
-
-
-def on_import_path(text: str, pos: int) -> bool:
-    """Whether the ``load(`` call at ``pos`` runs when the module is imported."""
-    function = enclosing_function(text, pos)
-    return function is None or _called_at_module_level(text, function)
+    child: ast.AST = max(stmts, key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0)))
+    while (parent := tree.parents.get(child)) is not None and not isinstance(parent, _FUNC_OR_LAMBDA):
+        guard = cast(ast.Try, parent)  # a TryStar (3.11) has the same fields
+        if isinstance(parent, _TRY) and child in guard.body:
+            return bool(guard.handlers) and not any(_raises(h.body) for h in guard.handlers)
+        child = parent  # an except/else/finally block is not guarded by its own try: go out
+    return False
