@@ -10,7 +10,6 @@ error. Arguments it does not know go to pytest (``-k matmul``, ``-n 8``, ``--tim
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from pytest_rocm._lifetime import dying_with_this_process
 from pytest_rocm._resources import bundled_suites
 from pytest_rocm.cli.argtypes import label_text, path_text
 from pytest_rocm.env.model import Environment, has_accelerator
@@ -33,17 +33,6 @@ GRACE_S = 60.0
 #: a signal this soon after the first is the same stop delivered twice, not a second request: GNU
 #: timeout at its limit signals the command and then its whole process group, microseconds apart
 SAME_STOP_S = 1.0
-#: what pytest's process runs first, on Linux (then it becomes pytest, by exec): it asks the kernel
-#: for SIGKILL when this command dies (prctl PR_SET_PDEATHSIG; it outlasts the exec). In a child
-#: of its own, not a preexec_fn: this process may have threads by then (torch was imported).
-_DIE_WITH_PARENT = """\
-import contextlib, ctypes, os, sys
-with contextlib.suppress(OSError, AttributeError):
-    ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
-if os.getppid() != int(sys.argv[1]):
-    sys.exit(137)  # this command died before the request was made
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
 
 
 def detect() -> Environment:
@@ -115,7 +104,7 @@ def run_pytest(command: list[str]) -> int:
 
     pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
     would cut its report short); the status is the signal's (128 + N) when one came."""
-    child = subprocess.Popen(_dying_with_this_command(command), start_new_session=True)
+    child = subprocess.Popen(dying_with_this_process(command), start_new_session=True)
     received: list[tuple[int, float]] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
@@ -142,15 +131,6 @@ def run_pytest(command: list[str]) -> int:
         print(f"rocm-compat run: {signal.Signals(first).name} passed on to pytest", file=sys.stderr)
         return 128 + first
     return status
-
-
-def _dying_with_this_command(command: list[str]) -> list[str]:
-    """``command``, made to end when this command is killed outright (Linux). Without it a pytest
-    in its own session outlives a SIGKILL of this command (``timeout -k``), still on the GPU and
-    holding the output pipe open, so a ``| tee`` after this command waits for ever."""
-    if not sys.platform.startswith("linux"):
-        return command
-    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:

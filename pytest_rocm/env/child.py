@@ -26,6 +26,7 @@ import sys
 import tempfile
 from typing import IO
 
+from pytest_rocm._lifetime import die_with_parent
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 __all__ = ["TIMEOUT_S", "PendingDetection", "main", "start"]
@@ -33,8 +34,10 @@ __all__ = ["TIMEOUT_S", "PendingDetection", "main", "start"]
 #: how long a join waits for the child (first use of a GPU can compile or load kernels for a while)
 TIMEOUT_S = 300.0
 
-#: what the child runs: the parent's import path first, then this module's main
-_BOOTSTRAP = "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.child import main; sys.exit(main())"
+#: what the child runs: the parent's import path first, then this module's main (argv: the parent's pid)
+_BOOTSTRAP = (
+    "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.child import main; sys.exit(main(int(sys.argv[1])))"
+)
 
 
 class PendingDetection:
@@ -107,7 +110,7 @@ def start() -> PendingDetection:
     output = tempfile.TemporaryFile()  # noqa: SIM115
     errors = tempfile.TemporaryFile()  # noqa: SIM115
     process = subprocess.Popen(
-        [sys.executable, "-c", _BOOTSTRAP.format(path=path)],
+        [sys.executable, "-c", _BOOTSTRAP.format(path=path), str(os.getpid())],
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=errors,
@@ -115,8 +118,12 @@ def start() -> PendingDetection:
     return PendingDetection(process, output, errors)
 
 
-def main() -> int:
-    """The child: detect, and write the Environment's JSON to standard output."""
+def main(parent_pid: int | None = None) -> int:
+    """The child: detect, and write the Environment's JSON to standard output. With the parent's
+    pid, it dies with that parent: a parent killed outright leaves no detection behind (one hung in
+    a GPU driver would otherwise stay for ever, its timeout being the parent's)."""
+    if parent_pid is not None and not die_with_parent(parent_pid):
+        return 1  # the parent is gone already: nobody will read the result
     # A Ctrl-C is for the tests: the child (in the terminal's process group, so that a kill of the
     # whole group still reaches it) finishes, and the interrupted run's report names its environment.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,57 @@ def test_a_ctrl_c_does_not_stop_the_child() -> None:
         time.sleep(0.05)
     found = pending.result()
     assert found is not None, pending.failure
+
+
+# A parent that starts a detection hung in "the GPU driver", says the child's pid, and waits.
+HUNG_DETECTION_PARENT = """
+import sys, time
+from pytest_rocm.env import child
+child._BOOTSTRAP = child._BOOTSTRAP.replace(
+    "from pytest_rocm.env.child import main",
+    "import pytest_rocm.env.detect as d; d.detect_environment = lambda: time.sleep(600); "
+    "import time; from pytest_rocm.env.child import main",
+)
+pending = child.start()
+print(pending.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")  # a zombie not yet reaped has ended
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_parent_killed_outright_takes_its_detection_with_it() -> None:
+    import subprocess
+
+    parent = subprocess.Popen([sys.executable, "-c", HUNG_DETECTION_PARENT], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    try:
+        time.sleep(1.0)  # into main(): past the request to die with the parent
+        assert _alive(pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        orphaned = _alive(pid)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    if orphaned:
+        os.kill(pid, signal.SIGKILL)
+    assert not orphaned
+
+
+def test_a_child_whose_parent_is_gone_already_ends() -> None:
+    import subprocess
+
+    code = "import sys; from pytest_rocm._lifetime import die_with_parent; sys.exit(3 if die_with_parent(-5) else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0  # -5 is nobody's pid: not its parent

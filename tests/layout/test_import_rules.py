@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_rocm"
 LAYERS: dict[str, int] = {
     "_resources": 0,
     "_values": 0,
+    "_lifetime": 0,
     "env": 1,
     "doctor": 2,
     "parity": 2,
@@ -47,6 +48,7 @@ PURE = (
     "perf.peaks",
     "_resources",
     "_values",
+    "_lifetime",
 )
 #: the one sanctioned way torch enters a pure layer: the seam loads it on request
 TORCH_DOORS = {"env.seam"}
