@@ -11,12 +11,17 @@ for reading the bundled combos file; pytest only in the option's error type (rai
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.report.outcomes import is_not_installed
+
+if TYPE_CHECKING:
+    from pytest_rocm.matrix import Combo
 
 #: the tail of a skip reason that means "this test was decided and would run" (test it, not the whole text)
 PLAN_TAG = "(plan)"
@@ -56,15 +61,22 @@ class PlanVersions:
     combo: str | None = None
 
 
+@functools.cache  # the option's check and the selection both ask: the file is read once
+def _bundled_combos() -> tuple[Combo, ...]:
+    from pytest_rocm._resources import default_combos_path
+    from pytest_rocm.matrix import load_combos
+
+    return tuple(load_combos(default_combos_path()))
+
+
 def parse_combo_option(text: str) -> PlanVersions:
     """A combination name of the bundled ``matrix/combos.toml`` -> its ROCm and torch versions;
     ValueError naming the known ROCm ones otherwise."""
-    from pytest_rocm._resources import default_combos_path
-    from pytest_rocm.matrix import ComboError, load_combos
+    from pytest_rocm.matrix import ComboError
 
     name = str(text).strip()
     try:
-        combos = load_combos(default_combos_path())
+        combos = _bundled_combos()
     except ComboError as exc:
         raise ValueError(str(exc)) from None
     rocm = {c.name: c for c in combos if c.backend == "rocm"}
@@ -78,10 +90,7 @@ def parse_combo_option(text: str) -> PlanVersions:
 def wheel_gap(combo_name: str, gfx: str) -> str:
     """Why the combination's torch wheel cannot run on ``gfx`` (data/torch_wheels.json: the gfx each
     wheel is built for), or "" when it can or the table does not know the wheel."""
-    from pytest_rocm._resources import default_combos_path
-    from pytest_rocm.matrix import load_combos
-
-    combo = next(c for c in load_combos(default_combos_path()) if c.name == combo_name)
+    combo = next(c for c in _bundled_combos() if c.name == combo_name)
     verdict = combo.kernels_for(gfx)
     if verdict == "no":
         return f"the {combo_name} wheel has no {gfx} kernels (hipErrorNoBinaryForGpu at the first kernel)"
