@@ -119,14 +119,19 @@ def contrary(klass: int, ev: Evidence, result: ScanResult) -> tuple[list[Finding
             against += pick(vendored)
         if ev.triton:
             notes.append(
-                f"Triton kernels ({len({f.path for f in ev.triton})} file(s)) run on AMD; the CUDA code does not"
+                f"its {len({f.path for f in ev.triton})} file(s) of Triton kernels can run on AMD "
+                "through Triton's AMD backend; the compiled CUDA code cannot"
             )
     else:
         against = pick(ev.cuda_source + ev.cuda_caveat)
         if ev.cuda_source:
-            notes.append(f"CUDA sources ship with it ({rules_of(ev.cuda_source)}): loaded only behind an opt-in")
+            notes.append(
+                f"ships CUDA sources that no build step compiles ({rules_of(ev.cuda_source)}): "
+                "an optional kernel JIT-compiled at run time; a ROCm PyTorch hipifies it "
+                "when loaded, or the package falls back"
+            )
         if ev.cuda_caveat:
-            notes.append(f"CUDA assumptions in its Python: {rules_of(ev.cuda_caveat)}")
+            notes.append(f"CUDA assumptions in Python that misbehave on ROCm: {rules_of(ev.cuda_caveat)}")
         if result.mentions:
             n = sum(result.mentions.values())
             notes.append(f"{n} CUDA/ROCm match(es) in comments, optional extras or vendored code were not counted")

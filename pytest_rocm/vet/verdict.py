@@ -84,11 +84,6 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         blockers = [f for f in ev.cuda_source if f.rule in ("inline-ptx", "cuda-only-header", "cuda-library-call")]
         if blockers:
             caveats.append(f"hard to port: {rules_of(blockers)}")
-        if ev.triton:
-            caveats.append(
-                f"its {len({f.path for f in ev.triton})} file(s) of Triton kernels can run on AMD "
-                "through Triton's AMD backend; the compiled CUDA code cannot"
-            )
         if ev.rocm_mention:
             caveats.append("its description mentions ROCm/AMD: read what it says, a ROCm build may exist")
     else:
@@ -111,14 +106,9 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             )
             evidence = []
         steps.append(live)
-        if ev.cuda_source:
-            caveats.append(
-                f"ships CUDA sources that no build step compiles ({rules_of(ev.cuda_source)}): "
-                "an optional kernel JIT-compiled at run time; a ROCm PyTorch hipifies it "
-                "when loaded, or the package falls back"
-            )
+        if ev.cuda_source:  # the note against the verdict says what they are (evidence.contrary)
             evidence += pick(ev.cuda_source)[:2]
-    if ev.cuda_caveat:
+    if ev.cuda_caveat and klass >= 3:  # below, the note against the verdict says it
         caveats.append(f"CUDA assumptions in Python that misbehave on ROCm: {rules_of(ev.cuda_caveat)}")
     for f in pick(ev.gpu_deps):
         caveats.append(f"depends on a native GPU library ({f.text}): vet it too")

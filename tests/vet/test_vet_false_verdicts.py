@@ -144,7 +144,7 @@ def test_jit_cuda_on_the_import_path_is_class_4_behind_an_opt_in_a_caveat(
         assert "cuda-jit-import-path" in verdict.reason
     else:
         assert "cuda-jit-import-path" not in rules(result)
-        assert any("no build step compiles" in c for c in verdict.caveats)
+        assert any("no build step compiles" in c for c in verdict.contrary_notes)
 
 
 # 4 -- ctypes bindings to vendor libraries ----------------------------------------------------

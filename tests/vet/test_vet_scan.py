@@ -114,7 +114,7 @@ def test_torch_version_cuda_needs_a_hip_branch_in_the_same_file(tmp_path: Path) 
     checks = [f.path for f in result.findings if f.rule == "python-cuda-version-check"]
     assert checks == ["p/only_cuda.py"]
     assert verdict.klass == 1  # a Python caveat, not native code
-    assert any("python-cuda-version-check" in c for c in verdict.caveats)
+    assert any("python-cuda-version-check" in c for c in verdict.contrary_notes)
 
 
 def test_nvidia_smi_and_pynvml_are_python_caveats(tmp_path: Path) -> None:
@@ -126,7 +126,7 @@ def test_nvidia_smi_and_pynvml_are_python_caveats(tmp_path: Path) -> None:
     )
     _, result, verdict = vet(str(root))
     assert {"python-nvml", "python-nvidia-smi"} <= rules_found(result)
-    assert verdict.klass == 1 and verdict.caveats
+    assert verdict.klass == 1 and any("python-nvml" in n for n in verdict.contrary_notes)
 
 
 def test_wheel_with_cuda_requirements_and_local_version(tmp_path: Path) -> None:
@@ -278,7 +278,7 @@ def test_triton_kernels_do_not_port_a_cuda_binary(tmp_path: Path) -> None:
     files["mixed/_C.so"] = make_elf(["libcudart.so.12"], [".nv_fatbin"])
     _, _, verdict = vet(str(make_wheel(tmp_path / "mixed-1.0-cp311-cp311-linux_x86_64.whl", files)))
     assert verdict.klass == 4
-    assert any("Triton kernels" in c for c in verdict.caveats)
+    assert any("Triton kernels" in c for c in verdict.contrary_notes)
 
 
 def test_hip_only_native_code_is_class_3(tmp_path: Path) -> None:
@@ -300,7 +300,7 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
     files["ecopkg/fbd/load.py"] = "from torch.utils.cpp_extension import load\n"
     _, _, verdict = vet(str(write_tree(tmp_path / "pkg", files)))
     assert verdict.klass == 2
-    assert any("no build step compiles" in c for c in verdict.caveats)
+    assert any("no build step compiles" in c for c in verdict.contrary_notes)
 
 
 @pytest.mark.parametrize(
@@ -334,3 +334,17 @@ def test_jit_loaded_cuda_kernel_in_a_python_package_is_a_caveat(tmp_path: Path) 
 )
 def test_requirement_rules(rule: str, line: str, hit: bool) -> None:
     assert bool(RULES_BY_ID[rule].regex.search(line)) is hit
+
+
+def test_what_the_note_against_the_verdict_says_is_not_repeated_as_a_caveat(tmp_path: Path) -> None:
+    from pytest_rocm.vet.render import document, text
+
+    files = ecosystem(tmp_path / "m")
+    files["ecopkg/fbd/k.cu"] = "#include <cuda_runtime.h>\n__global__ void f(float* x) { x[0] = 1; }\n"
+    files["ecopkg/fbd/load.py"] = "from torch.utils.cpp_extension import load\n"
+    files["ecopkg/ver.py"] = "import torch\nif torch.version.cuda:\n    pass\n"
+    target, result, verdict = vet(str(write_tree(tmp_path / "pkg", files)))
+    shown = text(document(target, result, verdict, None))
+    said = [line for line in shown.splitlines() if line.startswith("    - ")]  # notes, caveats, steps
+    assert sum("(cuda-header, cuda-kernel, cuda-source-file)" in line for line in said) == 1, shown
+    assert sum("python-cuda-version-check" in line for line in said) == 1, shown
