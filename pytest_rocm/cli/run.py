@@ -33,6 +33,8 @@ GRACE_S = 60.0
 #: a signal this soon after the first is the same stop delivered twice, not a second request: GNU
 #: timeout at its limit signals the command and then its whole process group, microseconds apart
 SAME_STOP_S = 1.0
+#: how often the wait for pytest looks at the signals received (seconds)
+_POLL_S = 0.1
 
 
 def detect() -> Environment:
@@ -105,23 +107,28 @@ def run_pytest(command: list[str]) -> int:
     pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
     would cut its report short); the status is the signal's (128 + N) when one came."""
     child = subprocess.Popen(dying_with_this_process(command), start_new_session=True)
-    received: list[tuple[int, float]] = []
+    received: list[tuple[int, float]] = []  # (signal, when): the handler only records
 
-    def forward(signum: int, _frame: FrameType | None) -> None:
+    def record(signum: int, _frame: FrameType | None) -> None:
         now = time.monotonic()
-        if received and now - received[0][1] < SAME_STOP_S:
-            return  # the first one again (see SAME_STOP_S)
-        received.append((signum, now))
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT if len(received) == 1 else signal.SIGKILL)
+        if not received or now - received[0][1] >= SAME_STOP_S:  # else the first one again
+            received.append((signum, now))
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, record) for sig in (signal.SIGTERM, signal.SIGINT)}
+    forwarded = 0
     try:
+        # Polled, not one blocking wait: a wait interrupted by a signal resumes where it was
+        # (PEP 475), so the grace period and a second signal would otherwise never be acted on.
         while True:
             try:
-                status = child.wait(timeout=GRACE_S if received else None)
+                status = child.wait(timeout=_POLL_S)
                 break
             except subprocess.TimeoutExpired:
+                pass
+            if len(received) > forwarded:  # forwarded from here, not the handler: pytest unreaped
+                forwarded = len(received)
+                child.send_signal(signal.SIGINT if forwarded == 1 else signal.SIGKILL)
+            elif received and time.monotonic() - received[0][1] > GRACE_S:
                 child.kill()  # past the grace period: the sidecar keeps what finished
     finally:
         for sig, handler in previous.items():

@@ -174,3 +174,39 @@ def test_a_run_on_a_report_another_run_is_writing_is_refused(
         assert sidecar_path(report).read_bytes() == before  # its results are untouched
     finally:
         holder.close()
+
+
+# rocm-compat run's wait, with a 1 s grace, on a "pytest" that ignores the forwarded SIGINT
+GRACE_RUNNER = """
+import sys, time
+from pytest_rocm.cli import run
+run.GRACE_S = 1.0
+marker = sys.argv[1]
+deaf = ("import pathlib, signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "pathlib.Path(sys.argv[1]).touch(); time.sleep(60)")
+start = time.monotonic()
+status = run.run_pytest([sys.executable, "-c", deaf, marker])
+print(status, round(time.monotonic() - start, 1))
+"""
+
+
+def test_pytest_still_running_past_the_grace_period_is_ended(tmp_path: Path) -> None:
+    marker = tmp_path / "deaf"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runner = subprocess.Popen(
+        [sys.executable, "-c", GRACE_RUNNER, str(marker)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():  # the child ignores SIGINT from now on
+            assert runner.poll() is None and time.monotonic() < deadline, "the deaf child never started"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        runner.send_signal(signal.SIGTERM)
+        out, _ = runner.communicate(timeout=45)
+        waited = time.monotonic() - sent
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert out.split()[0] == str(128 + signal.SIGTERM)
+    assert 1.0 <= waited < 30, waited  # the grace, then the kill: not its 60 s sleep
