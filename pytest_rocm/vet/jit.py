@@ -34,6 +34,7 @@ import ast
 import bisect
 import functools
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeGuard, cast
@@ -58,8 +59,10 @@ class _Tree:
     names: dict[ast.AST, dict[str, list[ast.AST]]] = field(default_factory=dict)  # scope -> defs
     classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
     reached: set[Unit] = field(default_factory=set)  # the units that run on import
-    calls: list[ast.Call] = field(default_factory=list)  # for each match, without a walk
-    stmts: list[ast.stmt] = field(default_factory=list)
+    #: line -> the calls whose callee spans it, and the statements that span it: a match looks at
+    #: its own line's, not every node of the file (scan.py asks once per match)
+    calls: dict[int, list[ast.Call]] = field(default_factory=dict)
+    stmts: dict[int, list[ast.stmt]] = field(default_factory=dict)
 
 
 def _is_main(node: ast.AST) -> TypeGuard[ast.If]:
@@ -159,11 +162,16 @@ def _callees(tree: _Tree, unit: Unit, func: ast.expr) -> list[ast.AST]:
     return [m for c in owners for m in _methods(tree, c, func.attr)]
 
 
-@functools.lru_cache(maxsize=8)  # scan.py asks once per match; parse each file once
+# scan.py asks about one file's matches one after the other: one tree is enough, and a tree of a
+# large file (its parents and line tables) is ~150 MB per MB of source, not to be kept around
+@functools.lru_cache(maxsize=1)
 def _tree(text: str) -> _Tree | None:
     try:
         bom = text.startswith("\ufeff")  # decoded as utf-8, not utf-8-sig: ast rejects it
-        return _read(ast.parse(text[bom:]), text, int(bom))
+        with warnings.catch_warnings():  # the vetted file's own SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")  # (and under -W error they would become a SyntaxError)
+            module = ast.parse(text[bom:])
+        return _read(module, text, int(bom))
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: null bytes, surrogates
         return None  # RecursionError: nesting too deep to parse, or a base-class chain too long
 
@@ -175,9 +183,11 @@ def _read(module: ast.Module, text: str, bom: int) -> _Tree:
         for child in ast.iter_child_nodes(node):
             tree.parents[child] = node
         if isinstance(node, ast.Call):
-            tree.calls.append(node)
+            for line in range(node.func.lineno, (node.func.end_lineno or node.func.lineno) + 1):
+                tree.calls.setdefault(line, []).append(node)
         elif isinstance(node, ast.stmt):
-            tree.stmts.append(node)
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                tree.stmts.setdefault(line, []).append(node)
     for node in ast.walk(module):
         if isinstance(node, _DEFINES):  # bound in the nearest enclosing scope
             scope = tree.parents[node]
@@ -212,6 +222,12 @@ def _covers(node: ast.expr | ast.stmt, at: tuple[int, int]) -> bool:
     return (node.lineno, node.col_offset) <= at < (node.end_lineno or 0, node.end_col_offset or 0)
 
 
+def _innermost(node: ast.expr | ast.stmt) -> tuple[int, int, int, int]:
+    """Of nodes that all cover one position, the innermost sorts last: the latest start, then the
+    earliest end (``load(...).cuda()``: both calls start at ``load``)."""
+    return node.lineno, node.col_offset, -(node.end_lineno or 0), -(node.end_col_offset or 0)
+
+
 def on_import_path(text: str, pos: int) -> bool:
     """Whether the ``load(`` call at ``pos`` runs when the module is imported."""
     tree = _tree(text)
@@ -220,8 +236,8 @@ def on_import_path(text: str, pos: int) -> bool:
     at = _where(tree, text, pos)
     # the innermost call whose callee (``load``, ``cpp_extension.load``) covers pos: an argument
     # of another call, such as a string, is not that call
-    calls = [n for n in tree.calls if _covers(n.func, at)]
-    call = max(calls, key=lambda n: (n.lineno, n.col_offset), default=None)
+    calls = [n for n in tree.calls.get(at[0], []) if _covers(n.func, at)]
+    call = max(calls, key=_innermost, default=None)
     return call is not None and _unit_of(tree, call) in tree.reached
 
 
@@ -245,10 +261,10 @@ def has_fallback(text: str, pos: int) -> bool:
     if tree is None:
         return jit_text.has_fallback(text, pos)
     at = _where(tree, text, pos)
-    stmts = [n for n in tree.stmts if _covers(n, at)]
+    stmts = [n for n in tree.stmts.get(at[0], []) if _covers(n, at)]
     if not stmts:  # a comment between statements
         return False
-    child: ast.AST = max(stmts, key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0)))
+    child: ast.AST = max(stmts, key=_innermost)
     while (parent := tree.parents.get(child)) is not None and not isinstance(parent, _FUNC_OR_LAMBDA):
         guard = cast(ast.Try, parent)  # a TryStar (3.11) has the same fields
         if isinstance(parent, _TRY) and child in guard.body:

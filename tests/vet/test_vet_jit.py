@@ -288,6 +288,7 @@ def test_has_fallback(source: str, marker: str, expected: bool) -> None:
 
 def test_a_file_is_parsed_once_for_all_its_matches() -> None:
     source = LOAD + f"_A = {K}\n_B = {K}\n# a fresh text\n"
+    jit._tree.cache_clear()  # a rerun in this process (--reruns) would find it cached
     before = jit._tree.cache_info()
     for pos in (source.index(K), source.rindex(K)):
         assert jit.on_import_path(source, pos) and not jit.has_fallback(source, pos)
@@ -308,3 +309,25 @@ def test_a_file_is_parsed_once_for_all_its_matches() -> None:
 def test_a_hostile_file_gets_an_answer(source: str) -> None:
     pos = source.index(K)
     assert jit.on_import_path(source, pos) is True and jit.has_fallback(source, pos) is False
+
+
+def test_many_matches_in_one_file_are_each_answered_from_its_own_line() -> None:
+    """scan.py asks once per match; the calls and statements are looked up by line."""
+    body = "".join(f"def f{i}(x):\n    y = g(x, {i})\n    return {K}\n" for i in range(300))
+    source = LOAD + body + "_C = f7(1)\n"
+    positions = [m for m in range(len(source)) if source.startswith(K, m)]
+    called = [jit.on_import_path(source, pos) for pos in positions]
+    assert called.count(True) == 1 and called[7]
+    assert not any(jit.has_fallback(source, pos) for pos in positions)
+
+
+def test_the_vetted_files_syntax_warnings_are_not_printed_or_raised() -> None:
+    import warnings
+
+    source = LOAD + "PATTERN = '\\d+'\n_C = " + K + "\n"  # '\d': an invalid escape sequence
+    jit._tree.cache_clear()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("error")  # as under -W error: the warning would be a SyntaxError
+        assert jit._tree(source) is not None  # read with ast, not the line-based fallback
+        assert jit.on_import_path(source, source.index(K))
+    assert seen == []
