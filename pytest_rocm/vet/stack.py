@@ -194,8 +194,9 @@ def wheel_index(folder: Path | None) -> dict[str, list[tuple[str, Path]]]:
 
 def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | None, str]:
     """What to vet for a pin (a wheel path or an installed name) and a note; None: not found.
-    Of the folder's wheels the pin admits, the highest version: what pip would install from it
-    (``pkg>=1`` with 1.0 and 1.2 there is 1.2, not whichever file name sorts first)."""
+    Of the folder's wheels the pin admits, what pip would install from it: the highest final
+    release (``pkg>=1`` with 1.2, 1.10 and 2.0rc1 there is 1.10, not whichever file name sorts
+    first), a pre-release only when no final release is admitted."""
     admitted = [(version, path) for version, path in wheels.get(pin.name, []) if pin.admits(version)]
     if admitted:
         return str(max(admitted, key=lambda entry: _version_order(entry[0]))[1]), ""
@@ -209,11 +210,13 @@ def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | N
 
 
 def _version_order(version: str) -> tuple[int, Version]:
-    """A sort key: PEP 440 order, a version it cannot parse below every one it can."""
+    """A sort key, pip's preference: final releases above pre-releases, each in PEP 440 order; a
+    version PEP 440 cannot parse below every one it can."""
     try:
-        return 1, Version(version)
+        parsed = Version(version)
     except InvalidVersion:
         return 0, Version("0")
+    return (1 if parsed.is_prerelease else 2), parsed
 
 
 def machine_gpus() -> list[str]:

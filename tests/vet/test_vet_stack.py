@@ -281,7 +281,7 @@ def test_pins_match_versions_as_pep_440_not_as_text(tmp_path: Path) -> None:
 
 
 def test_of_the_wheels_a_pin_admits_the_highest_version_is_vetted(tmp_path: Path) -> None:
-    """What pip would take from the folder: 1.10 over 1.9 and 1.2 (not the first name in order)."""
+    """What pip would take from the folder: 1.10 over 1.9, 1.2 and 2.0rc1 (not the first name in order)."""
     from pytest_rocm.vet.stack import locate, wheel_index
 
     folder = tmp_path / "wheels"
@@ -296,8 +296,11 @@ def test_of_the_wheels_a_pin_admits_the_highest_version_is_vetted(tmp_path: Path
         folder / "pkg-1.2-py3-none-any.whl"
     )
     assert locate(Pin("pkg", None, "requirements.txt", SpecifierSet(">=1")), wheels)[0] == str(
+        folder / "pkg-1.10-py3-none-any.whl"
+    )  # pip takes the final release over 2.0rc1
+    assert locate(Pin("pkg", None, "requirements.txt", SpecifierSet(">=2.0rc1")), wheels)[0] == str(
         folder / "pkg-2.0rc1-py3-none-any.whl"
-    )  # a pin admits pre-releases (Pin.admits): the wheel there is what is vetted
+    )  # and the pre-release when it is the only one admitted
 
 
 def test_lock_pins_that_pep_440_cannot_parse_compare_as_text(tmp_path: Path) -> None:
