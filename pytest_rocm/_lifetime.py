@@ -16,16 +16,25 @@ import ctypes
 import os
 import signal
 import sys
-from typing import NoReturn
 
 #: linux/prctl.h
 _PR_SET_PDEATHSIG = 1
-#: what a parent runs as its child's command to start ``command`` dying with it: the parent's
-#: import path (``path``), then this module; argv: the parent's pid, then the command
-BOOTSTRAP = (
-    "import sys; sys.path[:0] = {path!r}; "
-    "from pytest_rocm._lifetime import exec_dying_with_parent; exec_dying_with_parent(sys.argv[1:])"
-)
+#: what a parent runs as its child's command to start ``command`` dying with it (argv: the
+#: parent's pid, then the command). Self-contained, not an import of this module: a failure to find
+#: pytest_rocm there (a zipapp, an odd sys.path) must not stop the run, only lose the request.
+BOOTSTRAP = f"""\
+import ctypes, os, sys
+try:
+    ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, {int(signal.SIGKILL)}, 0, 0, 0)
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit({128 + int(signal.SIGKILL)})  # the parent died before the request: as if killed with it
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.exit(f"cannot start {{sys.argv[2]}}: {{exc.strerror}}")
+"""
 
 
 def die_with_parent(parent_pid: int) -> bool:
@@ -37,17 +46,9 @@ def die_with_parent(parent_pid: int) -> bool:
     return os.getppid() == parent_pid
 
 
-def exec_dying_with_parent(argv: list[str]) -> NoReturn:
-    """``argv``: the parent's pid, then a command; become that command, dying with the parent."""
-    if not die_with_parent(int(argv[0])):
-        os._exit(128 + signal.SIGKILL)  # as if the kernel had sent it
-    os.execvp(argv[1], argv[1:])
-
-
 def dying_with_this_process(command: list[str]) -> list[str]:
     """``command`` run so that it ends when this process is killed outright (Linux; elsewhere
     ``command`` as it is). Not a preexec_fn: this process may have threads (torch imported)."""
     if not sys.platform.startswith("linux"):
         return command
-    path = [entry or os.getcwd() for entry in sys.path]
-    return [sys.executable, "-c", BOOTSTRAP.format(path=path), str(os.getpid()), *command]
+    return [sys.executable, "-c", BOOTSTRAP, str(os.getpid()), *command]

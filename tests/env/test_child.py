@@ -118,14 +118,16 @@ def test_a_ctrl_c_does_not_stop_the_child() -> None:
     assert found is not None, pending.failure
 
 
-# A parent that starts a detection hung in "the GPU driver", says the child's pid, and waits.
+# A parent that starts a detection hung in "the GPU driver" (it touches argv[1] when it gets
+# there, past main()'s request to die with its parent), says the child's pid, and waits.
 HUNG_DETECTION_PARENT = """
 import sys, time
 from pytest_rocm.env import child
 child._BOOTSTRAP = child._BOOTSTRAP.replace(
     "from pytest_rocm.env.child import main",
-    "import pytest_rocm.env.detect as d; d.detect_environment = lambda: time.sleep(600); "
-    "import time; from pytest_rocm.env.child import main",
+    "import pathlib, time, pytest_rocm.env.detect as d; "
+    f"d.detect_environment = lambda: (pathlib.Path({sys.argv[1]!r}).touch(), time.sleep(600)); "
+    "from pytest_rocm.env.child import main",
 )
 pending = child.start()
 print(pending.process.pid, flush=True)
@@ -142,15 +144,20 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
-def test_a_parent_killed_outright_takes_its_detection_with_it() -> None:
+def test_a_parent_killed_outright_takes_its_detection_with_it(tmp_path: Path) -> None:
     import subprocess
 
-    parent = subprocess.Popen([sys.executable, "-c", HUNG_DETECTION_PARENT], stdout=subprocess.PIPE, text=True)
+    detecting = tmp_path / "detecting"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", HUNG_DETECTION_PARENT, str(detecting)], stdout=subprocess.PIPE, text=True
+    )
     assert parent.stdout is not None
     pid = int(parent.stdout.readline())
     try:
-        time.sleep(1.0)  # into main(): past the request to die with the parent
-        assert _alive(pid)
+        deadline = time.monotonic() + 60
+        while not detecting.exists():  # in detect_environment: the request was made before it
+            assert _alive(pid) and time.monotonic() < deadline, "the child never got to its detection"
+            time.sleep(0.05)
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 30
@@ -165,8 +172,9 @@ def test_a_parent_killed_outright_takes_its_detection_with_it() -> None:
     assert not orphaned
 
 
-def test_a_child_whose_parent_is_gone_already_ends() -> None:
+def test_die_with_parent_says_whether_the_parent_is_still_there() -> None:
     import subprocess
 
-    code = "import sys; from pytest_rocm._lifetime import die_with_parent; sys.exit(3 if die_with_parent(-5) else 0)"
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0  # -5 is nobody's pid: not its parent
+    code = "import sys; from pytest_rocm._lifetime import die_with_parent; sys.exit(int(die_with_parent(int(sys.argv[1]))))"
+    assert subprocess.run([sys.executable, "-c", code, str(os.getpid())]).returncode == 1  # its parent: True
+    assert subprocess.run([sys.executable, "-c", code, "-5"]).returncode == 0  # nobody's pid: gone, False
