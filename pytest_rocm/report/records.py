@@ -167,21 +167,14 @@ def outcome_of(
     A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
     thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
     """
-    setup = call = teardown = crash = None
-    for phase in phases:  # the last report of each phase (no dict: once per test)
-        if phase.when == "setup":
-            setup = phase
-        elif phase.when == "call":
-            call = phase
-        elif phase.when == "teardown":
-            teardown = phase
-        elif phase.when == "???":
-            crash = phase
+    by_when = {p.when: p for p in phases}  # the last report of each phase
+    crash = by_when.get("???")
     if crash is not None:
         # the controller sees the start a little late: allow a small margin below the timeout
         if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
             return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
         return "crashed", reason_of(crash) or "worker crashed"
+    setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
     if setup is not None and setup.failed:
         return _failure_outcome(setup, "error")
     if setup is not None and setup.skipped:

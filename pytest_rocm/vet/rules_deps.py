@@ -70,9 +70,9 @@ def _library_pattern(vendor: str) -> str:
 
 
 #: a file that loads libraries at run time (a library name elsewhere is only a name)
+_LOADS = r"\b(?:CDLL|WinDLL|OleDLL|PyDLL|LoadLibrary\w*|dlopen|find_library|cdll|windll)\b"
 #: words a file that loads a library by name contains (a cheap pre-filter before the pattern)
 _LOAD_LITERALS = ("DLL", "dll", "LoadLibrary", "dlopen", "find_library")
-_LOADS = r"\b(?:CDLL|WinDLL|OleDLL|PyDLL|LoadLibrary\w*|dlopen|find_library|cdll|windll)\b"
 
 DEPS_RULES: tuple[Rule, ...] = (
     # ---- CUDA: dependencies and versions -------------------------------------------------

@@ -197,9 +197,14 @@ def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | N
     Of the folder's wheels the pin admits, what pip would install from it: the highest final
     release (``pkg>=1`` with 1.2, 1.10 and 2.0rc1 there is 1.10, not whichever file name sorts
     first), a pre-release only when no final release is admitted."""
-    admitted = [(version, path) for version, path in wheels.get(pin.name, []) if pin.admits(version)]
-    if admitted:
-        return str(max(admitted, key=lambda entry: _version_order(entry[0]))[1]), ""
+    admitted = {version: path for version, path in wheels.get(pin.name, []) if pin.admits(version)}
+    parsable = [v for v in admitted if _parses(v)]
+    # packaging's own preference (an empty specifier's filter): final releases, else pre-releases
+    preferred = list(SpecifierSet().filter(parsable))
+    if preferred:
+        return str(admitted[max(preferred, key=Version)]), ""
+    if admitted:  # only versions PEP 440 cannot parse (a pin compared as text)
+        return str(next(iter(admitted.values()))), ""
     try:
         installed = metadata.version(pin.name)
     except metadata.PackageNotFoundError:
@@ -209,14 +214,12 @@ def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | N
     return pin.name, ""
 
 
-def _version_order(version: str) -> tuple[int, Version]:
-    """A sort key, pip's preference: final releases above pre-releases, each in PEP 440 order; a
-    version PEP 440 cannot parse below every one it can."""
+def _parses(version: str) -> bool:
     try:
-        parsed = Version(version)
+        Version(version)
     except InvalidVersion:
-        return 0, Version("0")
-    return (1 if parsed.is_prerelease else 2), parsed
+        return False
+    return True
 
 
 def machine_gpus() -> list[str]:
