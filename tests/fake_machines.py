@@ -373,3 +373,16 @@ def record(name: str, root: Path) -> dict[str, Any]:
     data = env.to_dict()
     data["_source"] = rec.source
     return data
+
+
+def detect_in_a_fresh_process(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """This machine's environment as a fresh interpreter detects it. Not in the test process:
+    what it detects depends on what ran in it before (a pytester test's sys.modules snapshot drops
+    torch, and torch cannot be imported a second time in one process)."""
+    import subprocess
+    import sys
+
+    code = "from pytest_rocm.env.detect import detect_environment; print(detect_environment().to_json(indent=None))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return found

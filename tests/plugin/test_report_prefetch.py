@@ -10,8 +10,8 @@ import signal
 from pathlib import Path
 
 import pytest
+from fake_machines import detect_in_a_fresh_process
 
-from pytest_rocm.env.detect import detect_environment
 from pytest_rocm.env.model import Environment
 from pytest_rocm.report import load as report_load
 
@@ -38,9 +38,8 @@ child._BOOTSTRAP = "import sys; sys.stderr.write('no luck\\\\n'); sys.exit(5)  #
 
 @pytest.fixture(scope="module")
 def here() -> dict:
-    """This machine's environment, detected in this process once: before any pytester fixture, whose
-    sys.modules snapshot would drop torch after a test (and torch cannot be imported twice)."""
-    return detect_environment().to_dict()
+    """This machine's environment, detected once in a fresh process (fake_machines)."""
+    return detect_in_a_fresh_process()
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
