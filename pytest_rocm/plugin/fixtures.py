@@ -19,8 +19,8 @@ import pytest
 
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import tolerances_of
+from pytest_rocm.plugin.session import get_environment, get_selection, get_state
 from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 #: the low-precision dtypes parity_dtype runs a test for
@@ -31,7 +31,7 @@ LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 def rocm_env(pytestconfig: pytest.Config) -> Environment:
     """The session's environment (recorded with --rocm-env, supplied by a
     ``pytest_rocm_detect_environment`` hook, or detected once)."""
-    return state.get_environment(pytestconfig)
+    return get_environment(pytestconfig)
 
 
 def _import_torch(what: str) -> Any:
@@ -58,8 +58,8 @@ def live_device_problem(torch: Any, index: int, gfx: str) -> str | None:
 @pytest.fixture(scope="session")
 def rocm_device(pytestconfig: pytest.Config) -> Any:
     """The torch.device under test (``cuda:N`` for ROCm and CUDA, ``cpu`` with --rocm-device=cpu)."""
-    sel = state.get_selection(pytestconfig)
-    st = state.get_state(pytestconfig)
+    sel = get_selection(pytestconfig)
+    st = get_state(pytestconfig)
     if sel.forced_cpu:
         return _import_torch("the CPU device").device("cpu")
     device = sel.device

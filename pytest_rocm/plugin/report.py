@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
-from pytest_rocm.report import collection, files
-from pytest_rocm.report import records as report
+from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
+from pytest_rocm.plugin.xdist import is_worker
+from pytest_rocm.report import collection, files, records
 
 
 # -- bridges to the core plugin (options.py resolves precedence and publishes to config.option) ----
@@ -29,15 +29,11 @@ def setting(config: pytest.Config, name: str) -> Any:
 
 
 def environment_of(config: pytest.Config) -> Environment:
-    return state.get_environment(config)
+    return get_environment(config)
 
 
 def device_string_of(config: pytest.Config) -> str:
-    return state.device_string(config)
-
-
-def is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
+    return device_string(config)
 
 
 # -- hooks ------------------------------------------------------------------------------------------
@@ -60,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--rocm-report {report_path}: {exc}") from None
         config.pluginmanager.register(writer, "rocm-report-writer")
         # the report needs the environment, the tests perhaps never: detect on another core meanwhile
-        state.prefetch(config)
+        prefetch(config)
 
 
 class FeatureTagger:
@@ -75,10 +71,10 @@ class FeatureTagger:
             except MarkerError:
                 continue  # the core plugin's collection hook reports it and drops the test
             if feature:
-                item.user_properties.append((report.FEATURE_PROPERTY, feature))
+                item.user_properties.append((records.FEATURE_PROPERTY, feature))
             seconds = _marker_timeout(item)
             if seconds:
-                item.user_properties.append((report.TIMEOUT_PROPERTY, seconds))
+                item.user_properties.append((records.TIMEOUT_PROPERTY, seconds))
 
 
 def _marker_timeout(item: pytest.Item) -> float | None:
@@ -101,7 +97,7 @@ class ReportWriter:
         self.path = path
         self.pending: dict[str, list[Any]] = {}
         self.started: dict[str, float] = {}
-        self.results: list[report.ResultRecord] = []
+        self.results: list[records.ResultRecord] = []
         self.sidecar: files.Sidecar | None = None
         self.label = ""
         self.created: str | None = None
@@ -117,7 +113,7 @@ class ReportWriter:
         self.reruns: dict[str, int] = {}
         #: the node ids of collection errors already recorded (xdist sends one from each worker)
         self.collection_errors: set[str] = set()
-        self.device_tokens = state.get_state(config).settings.device_ids
+        self.device_tokens = get_state(config).settings.device_ids
         #: whether an earlier run's report at the path was removed (at this run's first result)
         self.claimed = False
         #: why the earlier report was kept (the terminal summary says it), else ""
@@ -125,14 +121,14 @@ class ReportWriter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.created = report.now_iso()
+        self.created = records.now_iso()
         self.label = setting(self.config, "rocm_label") or ""
         # A report left by an earlier run is removed at this run's first result (_claim): from then
         # on only the sidecar may speak. A run that records nothing (--collect-only, stopped before
         # any test) leaves it as it was: never replaced by less.
         if self.sidecar is None:
             self.sidecar = files.Sidecar(files.sidecar_path(self.path))
-        if state.pending_detection(self.config) is None:
+        if pending_detection(self.config) is None:
             self._settle(wait=True)  # known, or detected here now: the header line has it all
             self.sidecar.start({"created": self.created, **self._settled_fields()})
         else:  # detecting in a child (session.prefetch): its line follows when it is known
@@ -145,13 +141,13 @@ class ReportWriter:
         environment, or at the latest the report's writing)."""
         if self.settled:
             return False
-        pending = state.pending_detection(self.config)
+        pending = pending_detection(self.config)
         if not wait and pending is not None and not pending.done():
             return False
         env = environment_of(self.config)
         self.device = device_string_of(self.config)
-        self.label = self.label or report.default_label(env, self.device)
-        self.environment = report.jsonable(env.to_dict())
+        self.label = self.label or records.default_label(env, self.device)
+        self.environment = records.jsonable(env.to_dict())
         from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
 
         self.scale = get_scale(self.config)
@@ -199,7 +195,7 @@ class ReportWriter:
             self.claimed = True
             files.remove_if_regular(self.path)
 
-    def _record(self, record: report.ResultRecord) -> None:
+    def _record(self, record: records.ResultRecord) -> None:
         self._claim()
         self._settle_sidecar(wait=False)
         self.results.append(record)
@@ -211,7 +207,7 @@ class ReportWriter:
         start = self.started.pop(nodeid, None)
         elapsed = time.monotonic() - start if start is not None else None
         attempts = self.reruns.pop(nodeid, 0) + 1
-        self._record(report.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
+        self._record(records.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -223,14 +219,14 @@ class ReportWriter:
         never_run = self._never_run()
         if never_run:
             why = _why_stopped(session, exitstatus)
-            self.results.extend(report.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
+            self.results.extend(records.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
             extra["interrupted"] = True
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
         extra.update(device=self.device, scale=self.scale)
-        document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
+        document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
         files.write_json(self.path, document)
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
@@ -258,7 +254,7 @@ class ReportWriter:
         if self.kept:
             terminalreporter.write_line(f"rocm report ({self.label}): {self.kept}")
             return
-        summary = report.summarize(self.results)
+        summary = records.summarize(self.results)
         counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
         terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
         flags = [r["accelerator"] for r in self.results if "accelerator" in r]

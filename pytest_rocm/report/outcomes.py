@@ -10,10 +10,6 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-# the one reader of distribution versions lives with the rest of the machine's I/O; here for the
-# callers that skip on what it finds (the ``requires`` marker, the suites)
-from pytest_rocm.env.seam import distribution_version as distribution_version
-
 #: what happened to one test (docs/report.md, "outcome")
 Outcome = Literal[
     "passed",

@@ -116,10 +116,6 @@ def llama(device: torch.device | str = "cpu", dtype: str = "float64", variant: s
     return copy.deepcopy(_reference_llama(variant)).to(device=device, dtype=dtype_of(dtype)).eval()
 
 
-def llama_state_dict(variant: str = "tiny") -> dict[str, torch.Tensor]:
-    return _reference_llama(variant).state_dict()
-
-
 def prompt_ids(device: torch.device | str = "cpu") -> torch.Tensor:
     return torch.tensor([PROMPT], dtype=torch.long, device=device)
 

@@ -31,10 +31,6 @@ LAYERS: dict[str, int] = {
     "vet": 3,
     "plugin": 4,
     "cli": 5,
-    # the import paths the docs gave before the layout: thin re-exports at their target's layer
-    "outcomes": 2,
-    "strategies": 2,
-    "state": 4,
 }
 #: modules that must not import torch or pytest at all (not even inside a function)
 PURE = (

@@ -120,8 +120,8 @@ def test_xdist_workers_build_no_header(pytester) -> None:
     """What a worker prints is thrown away: its header hooks do no work (no probe, no diagnosis)."""
     config = pytester.parseconfigure(f"--rocm-env={ENVS}/mi300x_8.json")
     assert plugin.pytest_report_header(config)  # the controller's header
-    plugin.state.get_state(config).header_shown = False
-    plugin.state.get_state(config).tests_need_environment = True
+    plugin.get_state(config).header_shown = False
+    plugin.get_state(config).tests_need_environment = True
     config.workerinput = {}  # type: ignore[attr-defined]
     assert plugin.pytest_report_header(config) == []
     assert plugin.pytest_report_collectionfinish(config) == []
