@@ -29,6 +29,8 @@ def test_environment_types_and_report_names_import_neither_torch_nor_pytest() ->
     code = (
         "import sys, pytest_rocm\n"
         "pytest_rocm.Environment, pytest_rocm.Device, pytest_rocm.INFO_PROPERTY, pytest_rocm.ParityResult\n"
+        "pytest_rocm.PARITY_PROPERTY, pytest_rocm.EPS, pytest_rocm.default_tolerance, pytest_rocm.distribution_version\n"
+        "pytest_rocm.torch_backend, pytest_rocm.device_backend, pytest_rocm.sdpa_not_offered_hint\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest', '_pytest'))\n"
         "print(heavy)\n"
     )
@@ -56,3 +58,9 @@ def test_the_parity_package_does_not_repeat_the_public_names() -> None:
     import pytest_rocm.parity
 
     assert not hasattr(pytest_rocm.parity, "assert_parity")
+
+
+def test_a_public_name_may_differ_from_its_module_name() -> None:
+    from pytest_rocm.plugin import scale
+
+    assert pytest_rocm.scale_cases is scale.cases  # "module:attribute" in the lazy table

@@ -27,8 +27,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
-from pytest_rocm.report.outcomes import PARITY_PROPERTY
+from pytest_rocm import DEFAULT_DTYPES, PARITY_PROPERTY
 
 if TYPE_CHECKING:
     from transformers import LlamaForCausalLM

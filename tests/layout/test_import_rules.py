@@ -80,7 +80,8 @@ def _lazy_table(node: ast.AnnAssign | ast.Assign) -> list[str]:
     targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
     if not any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) or not isinstance(node.value, ast.Dict):
         return []
-    return [v.value for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    values = [v.value for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return [v.partition(":")[0] for v in values]  # "module:attribute"
 
 
 def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
