@@ -10,12 +10,7 @@ import json
 import sys
 
 from pytest_rocm.cli.argtypes import path_text
-from pytest_rocm.doctor.checks import diagnose
-from pytest_rocm.doctor.render import (
-    errors_table,
-    probe_extras,
-    render_text,
-)
+from pytest_rocm.doctor.render import errors_table, render_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 
@@ -38,21 +33,16 @@ def run(args: argparse.Namespace) -> int:
     if args.errors_table:
         print(errors_table())
         return 0
+    from pytest_rocm.doctor.probe import diagnose_machine
     from pytest_rocm.env.seam import Seam, SysrootError
 
     try:
-        seam = Seam()
-        if args.env:
-            env = Environment.load(args.env)
-        else:
-            from pytest_rocm.env.detect import detect_environment
-
-            env = detect_environment(seam)
+        seam = Seam()  # checks PYTEST_ROCM_SYSROOT: a bad one is bad input, with --env too
+        recorded = Environment.load(args.env) if args.env else None
+        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam).checks
     except (EnvironmentFileError, SysrootError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
-    # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
-    checks = diagnose(env, None if args.env else probe_extras(seam, env))
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

@@ -43,24 +43,10 @@ def detect() -> Environment:
     return detect_environment()
 
 
-def install_advice(env: Environment) -> str:
-    """The torch install line for this machine, from the doctor's knowledge (the CPU index, a
-    CUDA index, or the ROCm index that carries the AMD GPU's gfx)."""
-    from pytest_rocm.doctor.facts import install_line
-    from pytest_rocm.doctor.render import probe_extras
-    from pytest_rocm.env.seam import Seam, SysrootError
-
-    try:
-        extras = probe_extras(Seam(), env)
-    except SysrootError:
-        from pytest_rocm.doctor.model import Extras
-
-        extras = Extras()
-    return install_line(env, extras)
-
-
 def no_torch_line(env: Environment) -> str:
     """One line instead of a run whose every test file fails to import torch (and an empty report)."""
+    from pytest_rocm.doctor.probe import install_advice
+
     what = env.torch_error or "torch is not installed"
     return f"rocm-compat run: {what}; the build for this machine: {install_advice(env)}"
 
