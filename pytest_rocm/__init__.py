@@ -5,7 +5,8 @@ stable interface of the commands: docs/design.md). Importing this package import
 nor pytest: each name is loaded from its module on first use (PEP 562), so ``import pytest_rocm``
 stays cheap when pytest loads the plugin.
 
-- parity: ``assert_parity`` (torch), ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
+- parity: ``assert_parity`` (torch), ``ParityOptions`` (how it judges, as one object),
+  ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
 - the environment: ``Environment``, ``Device`` (to type the ``rocm_env`` fixture), and for a
   conftest or another plugin ``get_environment(config)``, ``get_device(config)``,
   ``device_string(config)``;
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.env.model import Device, Environment, device_backend, torch_backend
     from pytest_rocm.env.seam import distribution_version
     from pytest_rocm.parity.check import assert_parity
+    from pytest_rocm.parity.options import ParityOptions
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
     from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES, default_tolerance
     from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
@@ -48,6 +50,7 @@ __version__ = "0.1.0"
 #: (imported on first use)
 _LAZY: dict[str, str] = {
     "assert_parity": "pytest_rocm.parity.check",
+    "ParityOptions": "pytest_rocm.parity.options",
     "ParityResult": "pytest_rocm.parity.result",
     "ParityError": "pytest_rocm.parity.result",
     "DtypeUnsupported": "pytest_rocm.parity.result",
@@ -82,6 +85,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "DtypeUnsupported",
     "Environment",
     "ParityError",
+    "ParityOptions",
     "ParityResult",
     "__version__",
     "assert_parity",

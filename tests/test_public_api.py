@@ -29,7 +29,7 @@ def test_environment_types_and_report_names_import_neither_torch_nor_pytest() ->
     code = (
         "import sys, pytest_rocm\n"
         "pytest_rocm.Environment, pytest_rocm.Device, pytest_rocm.INFO_PROPERTY, pytest_rocm.ParityResult\n"
-        "pytest_rocm.PARITY_PROPERTY, pytest_rocm.EPS, pytest_rocm.default_tolerance, pytest_rocm.distribution_version\n"
+        "pytest_rocm.PARITY_PROPERTY, pytest_rocm.ParityOptions, pytest_rocm.EPS, pytest_rocm.default_tolerance, pytest_rocm.distribution_version\n"
         "pytest_rocm.torch_backend, pytest_rocm.device_backend, pytest_rocm.sdpa_not_offered_hint\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest', '_pytest'))\n"
         "print(heavy)\n"

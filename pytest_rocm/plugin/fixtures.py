@@ -98,15 +98,20 @@ class Parity:
 
     def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
         from pytest_rocm.parity.check import DtypeUnsupported, assert_parity
+        from pytest_rocm.parity.options import FIELDS, ParityOptions
 
         kw.setdefault("device", self.device)
-        if self.dtype is not None:
-            kw.setdefault("dtypes", (self.dtype,))
+        # the options of this call, either form (options=..., or keywords), as one object
+        given = {k: kw.pop(k) for k in list(kw) if k in FIELDS}
+        options = (kw.pop("options", None) or ParityOptions()).updated(given, "parity")
+        if self.dtype is not None and options.dtypes is None:
+            options = options.updated({"dtypes": (self.dtype,)})
         if self.marker_tolerances:
             base = {d: dict(v) for d, v in self.marker_tolerances.items()}
-            for dtype, extra in (kw.get("default_tolerances") or {}).items():
+            for dtype, extra in (options.default_tolerances or {}).items():
                 base.setdefault(dtype, {}).update(extra)
-            kw["default_tolerances"] = base
+            options = options.updated({"default_tolerances": base})
+        kw["options"] = options
         try:  # recorded on the test by parity_recorded, as a direct assert_parity call is
             return assert_parity(fn, *args, **kw)
         except DtypeUnsupported as exc:

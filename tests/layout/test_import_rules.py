@@ -43,6 +43,7 @@ PURE = (
     "matrix",
     "parity.tolerances",
     "parity.result",
+    "parity.options",
     "perf.stats",
     "perf.peaks",
     "_resources",

@@ -362,8 +362,8 @@ def test_min_vram_on_an_apu_counts_what_it_can_allocate():
 def test_each_marker_parses_into_its_own_typed_arguments() -> None:
     from packaging.specifiers import SpecifierSet
 
-    from pytest_rocm.plugin.markspec import NoArgs
     from pytest_rocm.plugin.marks import FeatureName, GfxExpectation, GfxPatterns, GpuCount, ToleranceOverride
+    from pytest_rocm.plugin.markspec import NoArgs
     from pytest_rocm.plugin.versions import MemorySize, Required, VersionSpec
 
     assert parse_mark("gpu", (), {}).args == NoArgs()
