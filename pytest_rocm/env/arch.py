@@ -182,6 +182,31 @@ def generic_of(gfx: str) -> str | None:
     return None
 
 
+#: the features a target ID may carry (LLVM "target ID" syntax: ``gfx90a:sramecc+:xnack-``); the
+#: other features of LLVM's generic-processor table (wavefrontsize64, cumode) are -mattr options
+TARGET_ID_FEATURES = ("sramecc", "xnack")
+
+
+def generic_features(name: str) -> list[str] | None:
+    """The features LLVM supports for a generic target (``gfx9-4-generic`` -> [xnack, sramecc]);
+    None when LLVM's table has no row for it (then no feature may be written in its name)."""
+    features = _data()["generic_features"].get(split_arch(name)[0])
+    return None if features is None else list(features)
+
+
+def _validate_generic(pattern: str, p: str) -> str:
+    """A generic target, with the target-ID features LLVM allows for it (``gfx9-4-generic:sramecc+``)."""
+    base, features = split_arch(p)
+    allowed = [f for f in generic_features(base) or [] if f in TARGET_ID_FEATURES]
+    for name in features:
+        if name not in allowed:
+            can = f"it takes {' and '.join(allowed)}" if allowed else "it takes no target-ID feature"
+            raise ValueError(f"{pattern.strip()!r}: LLVM lists no {name} feature for {base} ({can})")
+    if len(features) != p.count(":"):
+        raise ValueError(f"{pattern.strip()!r}: a feature is written name+ or name- (gfx9-4-generic:sramecc+)")
+    return p
+
+
 def override_kinship(hardware: str, target: str) -> str | None:
     """Why code for ``target`` may run on ``hardware`` under an override: ``same gfx``, ``same
     family rdna3``, ``same generic target gfx11-generic``; None when they share neither (a
@@ -232,8 +257,10 @@ def validate_pattern(pattern: str) -> str:
     p = pattern.strip().lower()
     if not p:
         raise ValueError("empty architecture pattern")
-    if p in _data()["families"] or p in _data()["generic"]:
+    if p in _data()["families"]:
         return p
+    if split_arch(p)[0] in _data()["generic"]:
+        return _validate_generic(pattern, p)
     if _is_glob(p):
         if not _GLOB_RE.match(p):
             raise ValueError(f"bad architecture glob {pattern!r}: it must start with gfx or sm_")
@@ -263,17 +290,19 @@ def matches(pattern: str, gfx: str) -> bool:
 
     Exact names compare base names; a pattern with features also requires those feature settings
     (``gfx90a:xnack+`` does not match ``gfx90a:xnack-``). Globs match the base name; a family name
-    matches every gfx of that family; a generic target matches itself and its members.
+    matches every gfx of that family; a generic target matches itself and its members, and with
+    features (``gfx9-4-generic:sramecc+``) only those members with the same settings.
     """
     p = pattern.strip().lower()
     base, features = split_arch(gfx)
     if p in _data()["families"]:
         return family_of(base) == p
-    if p in _data()["generic"]:
-        return base == p or base in _data()["generic"][p]
     if _is_glob(p):
         return fnmatch.fnmatchcase(base, p)
     p_base, p_features = split_arch(p)
-    if p_base != base:
+    if p_base in _data()["generic"]:
+        if base != p_base and base not in _data()["generic"][p_base]:
+            return False
+    elif p_base != base:
         return False
     return all(features.get(name) == value for name, value in p_features.items())
