@@ -14,6 +14,7 @@ from pytest_rocm.doctor.checks import diagnose
 from pytest_rocm.doctor.render import (
     errors_table,
     probe_extras,
+    probe_index,
     render_text,
 )
 from pytest_rocm.env.model import Environment, EnvironmentFileError
@@ -52,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
     # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
-    checks = diagnose(env, None if args.env else probe_extras(seam, env))
+    # was this torch build published: PyTorch's index answers when it can be reached (here only:
+    # the pytest header never waits on a network), the bundled snapshot when not
+    extras = probe_index(seam, env, None if args.env else probe_extras(seam, env))
+    checks = diagnose(env, extras)
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

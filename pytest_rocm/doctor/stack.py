@@ -49,7 +49,7 @@ def check_triton(env: Environment, extras: Extras) -> Check:
 
 def _is_therock(env: Environment) -> bool:
     build = wheels.amd_build(env.torch)
-    return build is not None and build.id in ("therock-nightly", "amd-multi-arch", "amd-windows")
+    return build is not None and build.id in ("therock-nightly", "amd-release")
 
 
 def check_rocm_libraries(env: Environment, extras: Extras) -> Check:
