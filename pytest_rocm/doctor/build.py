@@ -128,7 +128,7 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     else:
         wheel_index, note, carried = wheel_advice(env)
         fix = (
-            f"no override is known to work for {hardware}: "
+            f"no {'usual ' if arch.reported_override(hardware) else ''}override is known to work for {hardware}: "
             + (
                 f"pip install torch --index-url {wheel_index} (its wheels carry {hardware}"
                 + (f"; {note})" if note else ")")
@@ -136,6 +136,12 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
             if carried
             else f"{note}; or build torch from source with PYTORCH_ROCM_ARCH={hardware}"
         )
+        reported = arch.reported_override(hardware)
+        if reported and arch.parse_override(reported) in built_gfx(env):
+            fix += (
+                f"; reported to work as a last resort: export HSA_OVERRIDE_GFX_VERSION={reported} "
+                f"(runs {arch.parse_override(reported)} code)"
+            )
     return Check("gfx-in-build", "fail", evidence, fix)
 
 

@@ -68,3 +68,5 @@ class Extras:
     torch_on_index: IndexAnswer | None = None
     #: why the index was not asked or gave no answer (``offline``, ``unreachable``); None when it answered
     index_note: str | None = None
+    #: where the libraries live (``torch``: its folder; ``the Python environment``: sys.prefix); empty: not probed
+    install_paths: dict[str, str] = field(default_factory=dict)

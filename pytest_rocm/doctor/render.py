@@ -49,6 +49,9 @@ def probe_extras(seam: Any, env: Environment) -> Extras:
     path = path.replace("~", home, 1) if path.startswith("~") else path
     extras.miopen_path = path
     extras.miopen_writable = _writable(seam.path(path))
+    torch_dir = seam.module_dir("torch") if hasattr(seam, "module_dir") else None
+    prefix = seam.python_prefix() if hasattr(seam, "python_prefix") else None
+    extras.install_paths = {k: v for k, v in (("torch", torch_dir), ("the Python environment", prefix)) if v}
     return extras
 
 

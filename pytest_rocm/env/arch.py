@@ -12,6 +12,10 @@ be built for; their member lists are data (``generic`` in gfx.json), never deriv
 The runtime's own rules are followed where they decide something: ``HSA_OVERRIDE_GFX_VERSION`` is
 read as libhsakmt reads it (``env.overrides.scan_override``), and a KFD ``gfx_target_version``
 must decode to a gfx name.
+
+Why this module is long: it is the one vocabulary of architecture names. Patterns validate and
+match against names, families, generic targets and their features, and all of them read one data
+file; split in two, each half would import the other.
 """
 
 from __future__ import annotations
@@ -135,14 +139,34 @@ def wave_size(gfx: str) -> int | None:
     return _data()["families"][family]["wave_size"] if family else None
 
 
+def wave_sizes(gfx: str) -> list[int]:
+    """Every wavefront size the family supports, its default first (gfx13: [32, 64]; rdna3: [32])."""
+    family = family_of(gfx)
+    if family is None:
+        return []
+    entry = _data()["families"][family]
+    return [int(w) for w in entry.get("wave_sizes", [entry["wave_size"]])]
+
+
+def name_disputes(gfx: str) -> list[str]:
+    """Product names the sources put on this gfx and on another one (``Radeon 840M``, gfx1152 or gfx1153)."""
+    base = split_arch(gfx)[0]
+    disputes = _data().get("name_disputes", {})
+    return [name for name, entry in disputes.items() if not name.startswith("_") and base in entry["candidates"]]
+
+
 def marketing_names(gfx: str) -> list[str]:
     entry = _entry(gfx)
     return list(entry["names"]) if entry else []
 
 
 def marketing_name(gfx: str) -> str | None:
-    """``gfx1100`` -> ``Radeon RX 7900 XTX/XT/GRE, Radeon PRO W7900/W7800``; None when unknown."""
+    """``gfx1100`` -> ``Radeon RX 7900 XTX/XT/GRE, Radeon PRO W7900/W7800``; None when unknown. A name the
+    sources dispute is shown with its candidates: ``Radeon 840M (disputed: gfx1152 or gfx1153)``."""
     names = marketing_names(gfx)
+    for name in name_disputes(gfx):
+        candidates = _data()["name_disputes"][name]["candidates"]
+        names.append(f"{name} (disputed: {' or '.join(candidates)})")
     return ", ".join(names) if names else None
 
 
@@ -154,6 +178,13 @@ def override_for(gfx: str) -> str | None:
     """
     entry = _entry(gfx)
     return entry.get("override") if entry else None
+
+
+def reported_override(gfx: str) -> str | None:
+    """An override users report working for this gfx where no build carries it (gfx1152 -> 11.5.0):
+    weaker evidence than :func:`override_for`, so it is named as a last resort and decides nothing."""
+    entry = _entry(gfx)
+    return entry.get("override_reported") if entry else None
 
 
 def therock_excludes(gfx: str) -> list[str]:
