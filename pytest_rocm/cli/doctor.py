@@ -1,6 +1,7 @@
 """``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
 
-Exit status: 0 no failing check, 1 a failing check, 2 bad input.
+Exit status: 0 no failing check, 1 a failing check, 2 bad input. ``--knowledge-age``: 1 when a
+bundled fact names no source.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="diagnose a recorded environment (rocm-compat env --json) instead of this machine",
     )
     parser.add_argument(
+        "--knowledge-age",
+        action="store_true",
+        help="list the bundled facts last dated more than a year ago, the undated ones and any without a source",
+    )
+    parser.add_argument(
         "--errors-table",
         action="store_true",
         help="print the table of known errors and the check that catches each (Markdown)",
@@ -33,13 +39,23 @@ def run(args: argparse.Namespace) -> int:
     if args.errors_table:
         print(errors_table())
         return 0
+    if args.knowledge_age:
+        import datetime as dt
+
+        from pytest_rocm.doctor.sources import audit, render_age
+
+        entries, unsourced = audit()
+        print(render_age(entries, unsourced, dt.datetime.now(dt.timezone.utc).date()))
+        return 1 if unsourced else 0
     from pytest_rocm.doctor.probe import diagnose_machine
     from pytest_rocm.env.seam import Seam, SysrootError
 
     try:
         seam = Seam()  # checks PYTEST_ROCM_SYSROOT: a bad one is bad input, with --env too
         recorded = Environment.load(args.env) if args.env else None
-        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam).checks
+        # was this torch build published: PyTorch's index answers when it can be reached (here
+        # only: the pytest header never waits on a network), the bundled snapshot when not
+        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam, ask_index=True).checks
     except (EnvironmentFileError, SysrootError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2

@@ -21,32 +21,44 @@ from pytest_rocm.env.model import Environment
 @dataclass(frozen=True)
 class MachineDiagnosis:
     env: Environment
-    #: None for a recorded environment (this machine's probes would describe another one)
+    #: None for a recorded environment (this machine's probes would describe another one), unless the index was asked
     extras: Extras | None
     checks: list[Check]
 
 
 def diagnose_machine(
-    env: Environment | None = None, *, recorded: bool = False, system_only: bool = False, seam: Any = None
+    env: Environment | None = None,
+    *,
+    recorded: bool = False,
+    system_only: bool = False,
+    seam: Any = None,
+    ask_index: bool = False,
 ) -> MachineDiagnosis:
     """The doctor's diagnosis of this machine, as ``rocm-compat doctor`` judges it.
 
     ``env``: the environment to judge; None detects it (``system_only``: only what needs no torch,
     judged by the system checks, for the header before any test ran). ``recorded``: ``env`` came
     from a file; judged as it is, nothing probed. Raises ``SysrootError`` when the machine must be
-    read and ``PYTEST_ROCM_SYSROOT`` is bad.
+    read and ``PYTEST_ROCM_SYSROOT`` is bad. ``ask_index``: also ask PyTorch's index whether the
+    torch build is one of its wheels (``rocm-compat doctor`` only: nothing else waits on a network).
     """
+    from pytest_rocm.env.seam import Seam
+
     if recorded:
         if env is None:
             raise ValueError("a recorded diagnosis needs the recorded environment")
-        return MachineDiagnosis(env, None, diagnose(env))
+        if not ask_index:
+            return MachineDiagnosis(env, None, diagnose(env))
+        asked = probe_index(seam if seam is not None else Seam(), env, None)
+        return MachineDiagnosis(env, asked, diagnose(env, asked))
     from pytest_rocm.env.detect import detect_environment, detect_system_environment
-    from pytest_rocm.env.seam import Seam
 
     seam = seam if seam is not None else Seam()
     if env is None:
         env = detect_system_environment(seam) if system_only else detect_environment(seam)
     extras = probe_extras(seam, env)
+    if ask_index:
+        extras = probe_index(seam, env, extras)
     return MachineDiagnosis(env, extras, diagnose_system(env, extras) if system_only else diagnose(env, extras))
 
 
@@ -97,6 +109,33 @@ def probe_extras(seam: Any, env: Environment) -> Extras:
     path = path.replace("~", home, 1) if path.startswith("~") else path
     extras.miopen_path = path
     extras.miopen_writable = _writable(seam.path(path))
+    torch_dir = seam.module_dir("torch") if hasattr(seam, "module_dir") else None
+    prefix = seam.python_prefix() if hasattr(seam, "python_prefix") else None
+    extras.install_paths = {k: v for k, v in (("torch", torch_dir), ("the Python environment", prefix)) if v}
+    return extras
+
+
+def probe_index(seam: Any, env: Environment, extras: Extras | None = None) -> Extras:
+    """Ask PyTorch's index whether the installed torch build is one of its wheels (``rocm-compat
+    doctor`` only: the pytest header never waits on a network). Offline with PYTEST_ROCM_OFFLINE=1."""
+    from pytest_rocm.env import index, wheels
+
+    extras = extras or Extras()
+    origin = wheels.build_origin(env.torch)
+    if origin is None or env.torch is None or origin.kind not in ("pytorch-release", "amd"):
+        return extras
+    local = env.torch.split("+", 1)[1]
+    if origin.amd is not None and origin.amd.id != "amd-release":
+        return extras  # a nightly or a git build: no PyTorch index can hold it
+    environ = seam.environ
+    if index.is_offline(environ):
+        extras.index_note = f"the index was not asked ({index.OFFLINE_VARIABLE}=1)"
+        return extras
+    base = f"{index.pytorch_index(environ).rstrip('/')}/{local}"
+    answer = index.lookup(base, "torch", env.torch, cache_dir=index.default_cache_dir(environ))
+    if answer is None:
+        extras.index_note = f"{base} could not be reached"
+    extras.torch_on_index = answer
     return extras
 
 
