@@ -11,13 +11,7 @@ import json
 import sys
 
 from pytest_rocm.cli.argtypes import path_text
-from pytest_rocm.doctor.checks import diagnose
-from pytest_rocm.doctor.render import (
-    errors_table,
-    probe_extras,
-    probe_index,
-    render_text,
-)
+from pytest_rocm.doctor.render import errors_table, render_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 
@@ -53,24 +47,18 @@ def run(args: argparse.Namespace) -> int:
         entries, unsourced = audit()
         print(render_age(entries, unsourced, dt.datetime.now(dt.timezone.utc).date()))
         return 1 if unsourced else 0
+    from pytest_rocm.doctor.probe import diagnose_machine
     from pytest_rocm.env.seam import Seam, SysrootError
 
     try:
-        seam = Seam()
-        if args.env:
-            env = Environment.load(args.env)
-        else:
-            from pytest_rocm.env.detect import detect_environment
-
-            env = detect_environment(seam)
+        seam = Seam()  # checks PYTEST_ROCM_SYSROOT: a bad one is bad input, with --env too
+        recorded = Environment.load(args.env) if args.env else None
+        # was this torch build published: PyTorch's index answers when it can be reached (here
+        # only: the pytest header never waits on a network), the bundled snapshot when not
+        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam, ask_index=True).checks
     except (EnvironmentFileError, SysrootError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
-    # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
-    # was this torch build published: PyTorch's index answers when it can be reached (here only:
-    # the pytest header never waits on a network), the bundled snapshot when not
-    extras = probe_index(seam, env, None if args.env else probe_extras(seam, env))
-    checks = diagnose(env, extras)
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

@@ -50,7 +50,7 @@ class Check:
 @dataclass
 class Extras:
     """Facts some checks need beyond the Environment, probed through the same seam
-    (``doctor.render.probe_extras``). The defaults mean "not probed": the checks that need them
+    (``doctor.probe.probe_extras``). The defaults mean "not probed": the checks that need them
     then judge from the Environment alone, or are skipped."""
 
     #: PCI addresses of AMD display/accelerator devices, seen even when no driver is loaded

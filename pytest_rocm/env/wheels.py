@@ -48,11 +48,6 @@ def is_cpu_index(url: str) -> bool:
     return url.strip().rstrip("/").rsplit("/", 1)[-1] == "cpu"
 
 
-def index_name(rocm: str) -> str:
-    """``7.2`` -> ``rocm7.2`` (the name of a download.pytorch.org index)."""
-    return f"rocm{rocm}"
-
-
 def index_of(url_or_name: str) -> str | None:
     """``https://download.pytorch.org/whl/rocm6.4`` or ``rocm6.4`` -> ``rocm6.4``; None otherwise."""
     m = _INDEX_RE.search(url_or_name.strip())

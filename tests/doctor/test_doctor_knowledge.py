@@ -25,9 +25,9 @@ from fake_machines import (
     write,
 )
 
-from pytest_rocm.doctor import render as doctor
 from pytest_rocm.doctor.checks import Check, diagnose
 from pytest_rocm.doctor.facts import reinstall_command, sdpa_not_offered_hint, wheel_advice
+from pytest_rocm.doctor.probe import probe_extras
 from pytest_rocm.env.detect import detect_environment
 from pytest_rocm.env.model import Environment, SystemGpu
 
@@ -64,7 +64,7 @@ def run(
         distributions=distributions or {},
     )
     env = detect_environment(seam)
-    return {c.id: c for c in diagnose(env, doctor.probe_extras(seam, env))}
+    return {c.id: c for c in diagnose(env, probe_extras(seam, env))}
 
 
 def rocm_torch(*devices: dict[str, Any], version: str = "2.6.0+rocm6.2.4", index: str = "rocm6.2.4") -> Any:

@@ -14,7 +14,7 @@ from pytest_rocm.doctor.build import check_gfx_in_build
 from pytest_rocm.doctor.checks import diagnose
 from pytest_rocm.doctor.machine import check_wsl
 from pytest_rocm.doctor.model import Extras
-from pytest_rocm.doctor.render import probe_extras
+from pytest_rocm.doctor.probe import probe_extras
 from pytest_rocm.doctor.stack import check_install_path, check_rocblas_targets
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
