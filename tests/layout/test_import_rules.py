@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "matrix": 2,
     "suite_command": 2,
     "vet": 3,
+    "setup": 3,
     "plugin": 4,
     "cli": 5,
     # the import paths the docs gave before the layout: thin re-exports at their target's layer
@@ -42,6 +43,7 @@ PURE = (
     "doctor",
     "report",
     "matrix",
+    "setup",
     "parity.tolerances",
     "parity.result",
     "perf.stats",
