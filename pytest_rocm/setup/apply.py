@@ -38,6 +38,12 @@ Say = Callable[[str], None]
 
 
 def setup(env: Environment, extras: Extras, options: Options, seam: Any, say: Say) -> int:
+    if seam.distribution_version("pip") is None:
+        say(
+            f"{PROG}: this environment ({options.python}) has no pip (a uv venv?): `{options.python} -m ensurepip`, "
+            "or with uv: uv pip install torch --torch-backend=auto (docs/install.md)"
+        )
+        return 1
     verdict = judge_torch(env, extras)
     say(f"{PROG}: {verdict.text}")
     torch_steps: list[list[str]] = []

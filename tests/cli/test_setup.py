@@ -89,7 +89,7 @@ class PipSeam:
         ]
 
     def distribution_version(self, name: str) -> str | None:
-        return "2.13.0+cpu" if name == "torch" else None
+        return {"torch": "2.13.0+cpu", "pip": "23.2.1"}.get(name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -251,6 +251,13 @@ def test_a_failing_pip_call_stops_with_its_status(tmp_path: Path, capsys: Any) -
     code, out = setup(seam, capsys=capsys)
     assert code == 1 and len(seam.calls) == 1
     assert f"pip exited with status 1 at: {python()} -m pip install torch --index-url {cpu_index()}" in out
+
+
+def test_an_environment_without_pip_is_one_line(tmp_path: Path, capsys: Any) -> None:
+    seam = PipSeam(cpu_box(tmp_path))
+    seam.distribution_version = lambda name: None  # type: ignore[method-assign]
+    code, out = setup(seam, capsys=capsys)
+    assert code == 1 and seam.calls == [] and "has no pip (a uv venv?)" in out and "--torch-backend=auto" in out
 
 
 def test_extras_expand_self_references_and_drop_the_base_requirements() -> None:
