@@ -44,6 +44,12 @@ def setup(env: Environment, extras: Extras, options: Options, seam: Any, say: Sa
             "or with uv: uv pip install torch --torch-backend=auto (docs/install.md)"
         )
         return 1
+    requires = seam.requirements(plan.DISTRIBUTION)
+    if requires is None:  # checked before torch is touched: the extras are read from its metadata
+        say(
+            f"{PROG}: {plan.DISTRIBUTION} is not installed in this environment ({options.python}): pip install -e . first"
+        )
+        return 1
     verdict = judge_torch(env, extras)
     say(f"{PROG}: {verdict.text}")
     torch_steps: list[list[str]] = []
@@ -65,12 +71,6 @@ def setup(env: Environment, extras: Extras, options: Options, seam: Any, say: Sa
     for command in torch_steps:
         if not _run(command, options, seam, say):
             return 1
-    requires = seam.requirements(plan.DISTRIBUTION)
-    if requires is None:
-        say(
-            f"{PROG}: {plan.DISTRIBUTION} is not installed in this environment ({options.python}): pip install -e . first"
-        )
-        return 1
     wanted = [*plan.extra_requirements(requires, plan.TARGETS[options.target]), *plan.companions(build)]
     torch_version = seam.distribution_version("torch") if not (options.dry_run and torch_steps) else None
     command = plan.extras_install(options.python, wanted, torch_version or INSTALLED_ABOVE)

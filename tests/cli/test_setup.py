@@ -260,6 +260,14 @@ def test_an_environment_without_pip_is_one_line(tmp_path: Path, capsys: Any) -> 
     assert code == 1 and seam.calls == [] and "has no pip (a uv venv?)" in out and "--torch-backend=auto" in out
 
 
+def test_setup_without_the_package_installed_touches_nothing(tmp_path: Path, capsys: Any) -> None:
+    seam = PipSeam(cpu_box(tmp_path))
+    seam.requirements = lambda name: None  # type: ignore[method-assign]
+    code, out = setup(seam, capsys=capsys)
+    assert code == 1 and seam.calls == [] and seam.probed == []
+    assert "pytest-rocm is not installed in this environment" in out and "pip install -e . first" in out
+
+
 def test_extras_expand_self_references_and_drop_the_base_requirements() -> None:
     requires = PipSeam(object()).requirements("pytest-rocm") or []
     assert plan.extra_requirements(requires, ["test"]) == [
