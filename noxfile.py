@@ -1,6 +1,6 @@
 """The matrix: the plugin's own tests, one suite run per ROCm/PyTorch combination, the table.
 
-    nox -s lint                  # ruff check, ruff format --check, mypy (as .ci/run)
+    nox -s lint                  # CI's lint gate (.ci/lint), in an environment made as CI makes it
     nox -s tests                 # the plugin's own tests
     nox -t suite                 # every combination of matrix/combos.toml that can run here
     nox -s suite-cpu-torch2.13   # one combination
@@ -52,13 +52,16 @@ def tests(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "-n", "2", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="venv")  # a venv with pip: `rocm-compat setup` runs the environment's pip
 def lint(session: nox.Session) -> None:
-    """ruff check, ruff format --check and mypy --strict on the package (what .ci/run runs)."""
+    """The lint gate of CI (.ci/lint: ruff check, ruff format --check, mypy --strict), in an
+    environment made as .ci/run makes it: the README's test command's installs, then the lint
+    extra, under CI's constraints. So mypy sees torch and hypothesis here as it does in CI."""
+    session.env["PIP_CONSTRAINT"] = str(ROOT / ".ci" / "requirements.txt")
+    session.install("-e", str(ROOT))
+    session.run("rocm-compat", "setup", "test")
     session.install("-e", f"{ROOT}[lint]")
-    session.run("ruff", "check", str(ROOT))
-    session.run("ruff", "format", "--check", str(ROOT))
-    session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), *session.posargs, external=False)
+    session.run("bash", str(ROOT / ".ci" / "lint"), external=True)
 
 
 def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matrix": ("pytest_rocm.cli.matrix", "list the ROCm/PyTorch combinations, or emit a CI job matrix"),
     "vet": ("pytest_rocm.cli.vet", "scan a library for CUDA-only code and judge it for ROCm"),
     "doctor": ("pytest_rocm.cli.doctor", "diagnose a broken ROCm/PyTorch setup and say how to fix it"),
+    "setup": ("pytest_rocm.cli.setup", "install the torch build for this machine, then the extras"),
 }
 
 EXIT_USAGE = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -39,17 +39,40 @@ def nvidia_present(env: Environment, extras: Extras) -> bool:
     return bool(extras.pci_nvidia_gpus) or bool(extras.nvidia_driver) or (env.backend == "cuda" and bool(env.devices))
 
 
-def install_line(env: Environment, extras: Extras) -> str:
-    """The torch install line for this machine, never a bare ``pip install torch`` (on Linux that
-    is the CUDA build): the ROCm index fitting the AMD GPU's gfx, a CUDA index on an NVIDIA box,
-    the CPU index on a machine with neither."""
+#: the builds a torch wheel can be
+Build = Literal["cpu", "cuda", "rocm"]
+
+
+class TorchSource(NamedTuple):
+    """Where this machine's torch comes from: an index URL, and why when it is not the obvious one."""
+
+    #: the index to install torch from
+    url: str
+    #: a remark for the user (the gfx a ROCm index lacks, the CUDA index to pick by driver)
+    note: str | None
+    #: which build that index serves
+    build: Build
+
+
+def torch_source(env: Environment, extras: Extras) -> TorchSource:
+    """The index of the torch build for this machine: the ROCm index fitting the AMD GPU's gfx, a
+    CUDA index on an NVIDIA box, the CPU index on a machine with neither. The one choice: the
+    doctor's install line and ``rocm-compat setup`` both take it from here."""
     if amd_present(env, extras):
         index, note, _ = wheel_advice(env)
-        command = f"pip install torch --index-url {index}"
-        return f"{command} ({note})" if note else command
+        return TorchSource(index, note, "rocm")
     if nvidia_present(env, extras):
-        return str(knowledge()["torch_install"]["cuda"])
-    return f"pip install torch --index-url {wheels.cpu_index()}"
+        cuda = knowledge()["torch_install"]
+        return TorchSource(str(cuda["cuda_index"]), str(cuda["cuda_note"]), "cuda")
+    return TorchSource(wheels.cpu_index(), None, "cpu")
+
+
+def install_line(env: Environment, extras: Extras) -> str:
+    """The torch install line for this machine, never a bare ``pip install torch`` (on Linux that
+    is the CUDA build): ``pip install torch --index-url`` :func:`torch_source`, with its note."""
+    url, note, _ = torch_source(env, extras)
+    command = f"pip install torch --index-url {url}"
+    return f"{command} ({note})" if note else command
 
 
 def hardware_gfxs(env: Environment) -> list[str]:

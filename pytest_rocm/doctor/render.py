@@ -1,5 +1,5 @@
 """The doctor's outputs: the one-line summary, the full text of ``rocm-compat doctor`` and the
-README's error table.
+error table of docs/doctor.md.
 
 Every line about a check is its one-line form (``Check.line``), so the pytest header and
 ``rocm-compat env`` print exactly what the doctor prints. Pure: reading the machine is
@@ -49,7 +49,7 @@ def known_errors() -> list[dict[str, Any]]:
 
 
 def errors_table() -> str:
-    """The README's "common errors" table, generated from the same data doctor uses."""
+    """The "common errors" table of docs/doctor.md, generated from the same data doctor uses."""
     rows = ["| error | doctor check | fix |", "| --- | --- | --- |"]
     for e in known_errors():
         message = e["message"].replace("|", "\\|").replace("`", "'")

@@ -15,6 +15,9 @@ import errno
 import os
 import platform
 import stat
+import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -143,6 +146,13 @@ class Seam:
             return self._distributions.get(name)
         return distribution_version(name)
 
+    def requirements(self, name: str) -> list[str] | None:
+        """The ``Requires-Dist`` lines of an installed distribution; None if it is not installed."""
+        try:
+            return list(metadata.requires(name) or [])
+        except metadata.PackageNotFoundError:
+            return None
+
     def load_torch(self) -> ModuleType:
         """Import torch (or the test's fake). Raises whatever the import raises."""
         if self._torch_loader is not None:
@@ -150,6 +160,30 @@ class Seam:
         import torch
 
         return torch
+
+    # -- commands and the network (rocm-compat setup) ---------------------------------------
+    def run(self, argv: Sequence[str]) -> int:
+        """Run a command with this process's stdout and stderr (pip's progress passes through);
+        its exit status. Raises OSError when it cannot be started."""
+        return subprocess.call(list(argv))
+
+    def capture(self, argv: Sequence[str]) -> tuple[int, str]:
+        """Run a command and return its exit status and its stdout; its stderr (pip's warnings
+        about an experimental command) is kept only when it failed, appended to that."""
+        done = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+        return done.returncode, done.stdout + (done.stderr if done.returncode else "")
+
+    def url_error(self, url: str, timeout_s: float = 15.0) -> str | None:
+        """Why ``url`` cannot be fetched (``<urlopen error [Errno -2] Name or service not known>``),
+        or None when it answers. Honours the proxy variables, as pip does."""
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as response:
+                response.read(1)
+        except urllib.error.HTTPError as exc:
+            return None if exc.code == 404 else f"HTTP {exc.code} {exc.reason}"
+        except (OSError, ValueError) as exc:
+            return str(getattr(exc, "reason", None) or exc)
+        return None
 
     def module_dir(self, name: str) -> str | None:
         """The folder a top-level module would be imported from (never importing it); None if absent."""

@@ -173,6 +173,19 @@ def probe_wheel(folder: Path, name: str, requires: str | None = None) -> None:
         wheel.writestr(f"{info}/RECORD", "")
 
 
+def inner_venv(path: Path) -> Path:
+    """A venv whose interpreter also sees the running environment's packages (torch, pytest, this
+    package), whatever that environment is: a venv's own ``--system-site-packages`` would see its
+    base interpreter's instead. The outer folders are added as site directories (so their .pth
+    files, an editable install's among them, are read), after the inner one's."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    outer = [p for p in sys.path if p.endswith("-packages") and Path(p).is_dir()]
+    inner = next((path / "lib").glob("python*/site-packages"))
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in outer)
+    (inner / "_outer_environment.pth").write_text(lines)
+    return path
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_suite_over_its_limit_or_crashed_keeps_the_others(tmp_path: Path) -> None:
@@ -188,8 +201,7 @@ def test_a_suite_over_its_limit_or_crashed_keeps_the_others(tmp_path: Path) -> N
         (suites / name).mkdir(parents=True)
         (suites / name / f"test_{name}.py").write_text(text)
     # the install step runs into a venv of its own (this one's packages visible, nothing changed)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    venv = inner_venv(tmp_path / "venv")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     probe_wheel(wheels, "gpu-run-probe")

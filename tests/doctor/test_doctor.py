@@ -442,9 +442,9 @@ def test_pytest_header_names_the_problem(
     assert "rocm doctor" not in result.stdout.str()
 
 
-def test_readme_errors_table_is_generated_from_the_data() -> None:
-    """The README's table is `rocm-compat doctor --errors-table`; regenerate it when the data changes."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_docs_errors_table_is_generated_from_the_data() -> None:
+    """docs/doctor.md's table is `rocm-compat doctor --errors-table`; regenerate it when the data changes."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text(encoding="utf-8")
     start, end = "<!-- errors-table:start -->\n", "\n<!-- errors-table:end -->"
     table = readme[readme.index(start) + len(start) : readme.index(end)]
     assert table == doctor.errors_table()

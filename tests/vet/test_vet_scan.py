@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_the_marker_is_a_real_proof(tmp_path: Path) -> None:
     """Running what vet must not run does write the marker (so its absence above means something)."""
     marker = tmp_path / "EXECUTED"
     root = write_tree(tmp_path / "pkg", pure_torch(marker))
-    subprocess.run(["python", "-c", (root / "puretorch/__init__.py").read_text().splitlines()[0]], check=True)
+    subprocess.run([sys.executable, "-c", (root / "puretorch/__init__.py").read_text().splitlines()[0]], check=True)
     assert marker.exists()
 
 
