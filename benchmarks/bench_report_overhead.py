@@ -3,9 +3,11 @@
 Generates the suite of ``bench_plugin_overhead.py`` (plain, parametrized and class tests), then
 times ``pytest`` on it with ``--rocm-report=FILE`` and without (the plugin loaded in both),
 alternating the two so drift in machine load hits both alike, and prints the ratio of the median
-wall times and of the CPU times, and the figure to judge by: the median of the ratios of each
-pair of runs made one after the other (a shared VM's speed drifts by more than 5 % over a minute;
-a pair sees the same speed). Target: <= 1.05. It prints the figures and never fails on them
+wall times and of the CPU times, and the figure to judge by: the median of the CPU-time ratios of
+each pair of runs made one after the other. CPU time (user + system of pytest and its children),
+not wall time: on a shared machine paired wall-time ratios of identical work spanned 0.78-1.63,
+the neighbours' load, not the report. Target: <= 1.05. A per-test figure is printed too: the CPU
+difference divided by the number of tests (target: under 50 us per trivial test). It prints the figures and never fails on them
 (timing is not a test).
 
 A run with the report needs the environment once (it goes into the report). It is detected in a
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             for flag in (True, False) if i % 2 == 0 else (False, True):
                 runs[flag].append(run_once(root, flag, args.env))
-            pairs.append(runs[True][-1][0] / runs[False][-1][0])
+            pairs.append(runs[True][-1][1] / runs[False][-1][1])
     where = f", recorded environment {args.env}" if args.env else ", environment detected"
     where += ", the suite imports torch" if args.suite_imports_torch else ""
     print(f"suite: {args.tests} trivial tests, {args.runs} alternating runs per variant{where}")
@@ -73,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{what:>9}: with --rocm-report {a:.3f} s, without {b:.3f} s,"
             f" ratio of medians {a / b:.3f}, of the fastest runs {fa / fb:.3f}"
         )
+    per_test = (statistics.median(r[1] for r in runs[True]) - statistics.median(r[1] for r in runs[False])) / args.tests
+    print(f"per test: {per_test * 1e6:.0f} us of CPU with the report (target < 50 us)")
     low, _, high = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else (pairs[0], None, pairs[0])
     print(
-        f"ratio (median of {len(pairs)} paired wall-time ratios, with / without --rocm-report):"
+        f"ratio (median of {len(pairs)} paired CPU-time ratios, with / without --rocm-report):"
         f" {statistics.median(pairs):.3f}, quartiles {low:.3f}-{high:.3f}  (target <= 1.05)"
     )
     return 0

@@ -145,11 +145,30 @@ def _expects(branch: Any) -> str:
     return " or ".join(kinds) if isinstance(kinds, list) else str(kinds)
 
 
+@cache
+def _sub_validator(name: str, pointer: str) -> Any:
+    """A validator of one part of a schema (``#/$defs/result``), sharing its registry and formats."""
+    whole = _validator(name)
+    return whole.evolve(schema={"$ref": f"{schema(name)['$id']}{pointer}"})
+
+
 def first_problem(name: str, document: Any) -> str | None:
     """The first schema violation as one line, or None when ``document`` is valid."""
+    return _first(list(_validator(name).iter_errors(document)))
+
+
+def first_problem_at(name: str, document: Any, pointer: str, at: Iterable[Any]) -> str | None:
+    """:func:`first_problem` of ``document`` against the part ``pointer`` of schema ``name``
+    (``#/$defs/result``); the line names where the part sits in its document (``results[3]``)."""
+    errors = list(_sub_validator(name, pointer).iter_errors(document))
+    for error in errors:
+        error.path.extendleft(reversed(list(at)))
+    return _first(errors)
+
+
+def _first(errors: list[Any]) -> str | None:
     import jsonschema
 
-    errors = list(_validator(name).iter_errors(document))
     if not errors:
         return None
     error = max(errors, key=jsonschema.exceptions.relevance)

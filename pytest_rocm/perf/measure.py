@@ -1,18 +1,29 @@
-"""Timing a callable properly (torch): warm-up, device synchronisation, N repetitions in a budget.
+"""Timing a callable properly (torch): warm-up, device synchronisation, repetitions in a budget.
 
 ``measure(fn, *args, work={"flops": 2*m*n*k})`` runs ``fn(*args)`` ``warmup`` times (kernel
-selection, caches, TunableOp tuning, lazy initialisation), estimates one call's time, then times
-as many repetitions as fit in ``budget_s`` (at least ``min_reps``, at most ``reps``). On a GPU each
-repetition is bracketed by CUDA/HIP events on the current stream and the device is synchronised
-once at the end (events time the device's work, not the launch); on the CPU by
-``time.perf_counter``. A call faster than ``min_sample_s`` is repeated inside one sample, so the
-timer's resolution and the loop's overhead do not dominate. The result is a
-``stats.PerfRecord`` with the device's peak fraction when ``data/peaks.json`` knows the device.
+selection, caches, TunableOp tuning, lazy initialisation), calibrates how many calls make one
+sample, then times samples until ``reps`` or the budget. On a GPU each sample is bracketed by
+CUDA/HIP events on the current stream and the device is synchronised once per round of samples
+(events time the device's work, not the launch); on the CPU by ``time.perf_counter``.
+
+- Calibration, as ``torch.utils.benchmark.Timer.blocked_autorange`` and pytest-benchmark do: blocks
+  of 1, then more calls are timed three at a time, and the median block sets how many calls fill
+  ``min_sample_s``. One slow call (a page fault, another process taking the core) no longer decides
+  it: with one timed call, a 5 us matmul caught in a 7 ms stall was timed one call per sample.
+- ``budget_s`` bounds the whole measurement: the warm-up stops early once it has used a quarter of
+  it, and sampling stops when it is spent (at least one sample is always taken). A row that could
+  not reach ``min_reps`` in its budget says so: ``truncated: "budget"``.
+- Leading samples more than twice the median of the rest are warm-up left-overs: dropped and counted
+  (``discarded``); the spread is the interquartile range of what is kept.
+
+The result is a ``stats.PerfRecord`` with the device's peak fraction when ``data/peaks.json`` knows
+the device.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -72,6 +83,60 @@ def _time_samples(call: Callable[[], Any], device: torch.device, samples: int, i
     return times
 
 
+#: calibration: at most this many rounds of three blocks, each block up to this many times longer
+_CALIBRATION_ROUNDS = 12
+_GROWTH = 100
+#: the share of the budget the warm-up may use before it stops early (after at least one call)
+_WARMUP_SHARE = 0.25
+#: samples timed between two looks at the clock (and, on a GPU, two synchronisations)
+_ROUND = 8
+
+
+def _calibrate(
+    call: Callable[[], Any], where: torch.device, min_sample_s: float, deadline: float
+) -> tuple[int, float, list[float]]:
+    """(calls per sample, seconds per call, the last round's blocks): the median of three blocks at
+    each size, the block grown until it lasts ``min_sample_s`` (or the budget ends). The blocks of
+    the round that settled it are samples already: the caller keeps them."""
+    inner = 1
+    for _ in range(_CALIBRATION_ROUNDS):
+        blocks = _time_samples(call, where, 3, inner)
+        per_call = max(statistics.median(blocks), 1e-9)
+        if per_call * inner >= min_sample_s or time.perf_counter() >= deadline:
+            return inner, per_call, blocks
+        wanted = math.ceil(min_sample_s / per_call)
+        inner = max(inner + 1, min(wanted, inner * _GROWTH))
+    return inner, per_call, []
+
+
+def _sample(
+    call: Callable[[], Any],
+    where: torch.device,
+    inner: int,
+    per_sample: float,
+    reps: int,
+    deadline: float,
+    times: list[float],
+) -> list[float]:
+    """``times`` and more samples (seconds per call), in rounds, until ``reps`` or the deadline
+    (at least one sample in all)."""
+    while len(times) < reps:
+        left = deadline - time.perf_counter()
+        if left <= 0 and times:
+            break
+        fit = max(1, int(left // per_sample)) if left > 0 else 1
+        times.extend(_time_samples(call, where, min(reps - len(times), fit, _ROUND), inner))
+    return times[:reps]
+
+
+def _drop_warm_leaders(times: list[float], keep: int) -> tuple[list[float], int]:
+    """Drop leading samples above twice the median of the rest (warm-up left-overs), keeping ``keep``."""
+    dropped = 0
+    while len(times) - dropped > max(keep, 2) and times[dropped] > 2 * statistics.median(times[dropped + 1 :]):
+        dropped += 1
+    return times[dropped:], dropped
+
+
 def measure(
     fn: Callable[..., Any],
     *args: Any,
@@ -102,16 +167,26 @@ def measure(
     def call() -> Any:
         return fn(*args, **kwargs)
 
-    for _ in range(warmup):
+    start = time.perf_counter()
+    deadline = start + budget_s
+    for i in range(warmup):
         call()
+        if i == 0 or (i + 1) % 4 == 0:
+            _sync(where)
+            if time.perf_counter() - start > budget_s * _WARMUP_SHARE:
+                break
     _sync(where)
-    # one timed call estimates the cost: how many calls make a sample, how many samples fit
-    estimate = max(_time_samples(call, where, 1, 1)[0], 1e-9)
-    inner = max(1, math.ceil(min_sample_s / estimate))
-    samples = int(min(reps, max(min_reps, budget_s // (estimate * inner))))
-    times = _time_samples(call, where, samples, inner)
+    inner, per_call, settled = _calibrate(call, where, min_sample_s, deadline)
+    times = _sample(call, where, inner, per_call * inner, reps, deadline, settled)
+    truncated = len(times) < min_reps
+    times, discarded = _drop_warm_leaders(times, min_reps)
     arch, device_name = arch_and_name(where)
     kind = next(iter(checked), None)
     peak = peaks.peak_of(arch, device_name, kind, dtype) if arch and kind else None
     label = f"{where} ({arch}, {device_name})" if arch else str(where)
-    return build_perf_record(times, checked, peak=peak, name=name, dtype=dtype, device=label, backend=backend)
+    record = build_perf_record(times, checked, peak=peak, name=name, dtype=dtype, device=label, backend=backend)
+    if discarded:
+        record["discarded"] = discarded
+    if truncated:
+        record["truncated"] = "budget"
+    return record

@@ -40,6 +40,10 @@ class PerfRecord(TypedDict, total=False):
     dtype: str | None
     device: str
     backend: dict[str, Any]
+    #: leading samples dropped as warm-up left-overs (absent: none)
+    discarded: int
+    #: ``budget``: the row stopped at its budget before ``min_reps`` samples (absent: it did not)
+    truncated: str
 
 
 def median_and_spread(times: Sequence[float]) -> tuple[float, float]:

@@ -23,6 +23,8 @@ from typing import Any
 
 #: the default threshold of ``diff --max-slowdown``: 25 % slower is a slowdown
 DEFAULT_MAX_SLOWDOWN = 1.25
+#: a recorded spread at or above this hides a 2x change inside the noise: the row cannot be judged
+TOO_NOISY_SPREAD = 1.0
 
 
 def _number(value: Any) -> float | None:
@@ -45,7 +47,8 @@ def _scaled(value: float, unit: str) -> str:
 
 def perf_figure(record: Mapping[str, Any] | None) -> str:
     """The cell text of a perf record: ``312 GFLOP/s, 4 % of peak``; ``1.2 ms`` without work; ``""``
-    without a record (an older report, a row that does not measure)."""
+    without a record (an older report, a row that does not measure). A row whose spread would hide
+    a 2x change says it is too noisy to judge; one that stopped at its budget says how few reps it got."""
     if not isinstance(record, Mapping):
         return ""
     throughput, unit = _number(record.get("throughput")), record.get("unit")
@@ -59,6 +62,11 @@ def perf_figure(record: Mapping[str, Any] | None) -> str:
     fraction = _number(record.get("peak_fraction"))
     if fraction is not None:
         text += f", {fraction * 100:.2g} % of peak"
+    spread = _number(record.get("spread"))
+    if spread is not None and spread >= TOO_NOISY_SPREAD:
+        text += f", too noisy to judge (spread {spread:.2g})"
+    if record.get("truncated") == "budget":
+        text += f", {record.get('reps')} reps in its budget"
     return text
 
 

@@ -15,7 +15,7 @@ from pytest_rocm.perf.measure import device_of, measure
 
 
 def test_a_sleeping_call_is_timed_at_least_its_sleep() -> None:
-    record = measure(time.sleep, 0.005, warmup=1, min_reps=3, reps=5, budget_s=0.05, work={"bytes": 5e6})
+    record = measure(time.sleep, 0.005, warmup=1, min_reps=3, reps=5, budget_s=0.5, work={"bytes": 5e6})
     assert 3 <= record["reps"] <= 5
     assert record["min_s"] >= 0.005  # a timer that measured nothing (or the launch only) fails here
     assert record["median_s"] < 0.5
@@ -26,8 +26,8 @@ def test_a_sleeping_call_is_timed_at_least_its_sleep() -> None:
 def test_warmup_and_repetitions_are_counted_calls() -> None:
     calls = []
     record = measure(lambda: calls.append(1), warmup=4, min_reps=3, reps=6, budget_s=10.0, min_sample_s=0.0)
-    # 4 warm-up calls, 1 estimating call, then as many samples as the budget allows (capped at reps)
-    assert record["reps"] == 6 and len(calls) == 4 + 1 + 6
+    # 4 warm-up calls, 3 calibrating blocks of one call (kept as the first samples), 3 more samples
+    assert record["reps"] + record.get("discarded", 0) == 6 and len(calls) == 4 + 6
 
 
 def test_fast_calls_are_repeated_inside_one_sample() -> None:
@@ -38,8 +38,45 @@ def test_fast_calls_are_repeated_inside_one_sample() -> None:
 
 
 def test_budget_caps_the_repetitions() -> None:
-    record = measure(time.sleep, 0.01, warmup=0, min_reps=2, reps=100, budget_s=0.03)
-    assert 2 <= record["reps"] <= 4
+    record = measure(time.sleep, 0.01, warmup=0, min_reps=2, reps=100, budget_s=0.1)
+    assert 2 <= record["reps"] <= 12 and "truncated" not in record
+
+
+def test_the_budget_bounds_the_whole_measurement_and_a_short_row_says_so() -> None:
+    """0.15 s once took 1.4 s: warm-up and repetitions ignored it. Now a slow call gets the samples
+    that fit (the calibrating blocks included) and the record says it stopped at its budget."""
+    begin = time.perf_counter()
+    record = measure(time.sleep, 0.05, warmup=5, min_reps=10, reps=100, budget_s=0.15)
+    elapsed = time.perf_counter() - begin
+    assert elapsed < 0.15 + 3 * 0.05 + 0.1, elapsed  # the budget, the calibrating round, slack for a loaded machine
+    assert record["truncated"] == "budget" and record["reps"] < 10 and record["min_s"] >= 0.05
+
+
+def test_one_stalled_call_does_not_decide_the_calls_per_sample() -> None:
+    """A 5 us call caught once in a stall was timed one call per sample (the estimate came from that
+    one call); the median of three blocks sizes the sample instead."""
+    calls: list[int] = []
+
+    def fast_but_stalled_once() -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the first call after the warm-up
+            time.sleep(0.02)
+
+    record = measure(fast_but_stalled_once, warmup=1, min_reps=3, reps=5, budget_s=2.0, min_sample_s=0.001)
+    assert len(calls) > 1 + 3 + 5 * 10, len(calls)  # many calls per sample
+    assert record["median_s"] < 0.001
+
+
+def test_warm_up_left_overs_are_dropped_and_counted() -> None:
+    calls: list[int] = []
+
+    def slow_twice() -> None:
+        calls.append(1)
+        time.sleep(0.1 if len(calls) <= 2 else 0.002)
+
+    record = measure(slow_twice, warmup=0, min_reps=4, reps=8, budget_s=5.0, min_sample_s=0.0)
+    assert record["discarded"] == 2 and record["reps"] == 6
+    assert record["median_s"] < 0.05  # the two 0.1 s left-overs are not in the figure
 
 
 def test_bad_settings_are_refused() -> None:
@@ -90,8 +127,10 @@ def test_on_a_gpu_events_bracket_each_sample_and_the_device_is_synchronised(monk
     record = measure(
         kernel, device="cuda:0", work={"flops": 2.6148e12}, dtype="bfloat16", warmup=2, min_reps=3, reps=4, budget_s=10
     )
-    assert record["reps"] == 4 and len(calls) == 2 + 1 + 4
-    assert len(syncs) == 1 + 1 + 1  # after the warm-up, after the estimate, after all samples
+    assert (
+        record["reps"] + record.get("discarded", 0) == 4 and len(calls) == 2 + 3 + 1
+    )  # calibrating blocks are samples
+    assert len(syncs) == 2 + 1 + 1  # in and after the warm-up, after the calibration, after the last round
     assert record["min_s"] >= 0.002
     assert record["device"] == "cuda:0 (gfx942, AMD Instinct MI300X)"
     assert record["peak"] == pytest.approx(1307.4e3)

@@ -69,6 +69,12 @@ def test_perf_figure() -> None:
     assert perf_figure(PERF) == "1 TFLOP/s, 4 % of peak"
     assert perf_figure({**PERF, "throughput": 312.4, "peak_fraction": None}) == "312 GFLOP/s"
     assert perf_figure({"median_s": 0.0123, "reps": 3, "throughput": None, "unit": None}) == "12.3 ms"
+    # a spread that would hide a 2x change, and a row cut short by its budget, say so
+    assert perf_figure({**PERF, "peak_fraction": None, "spread": 1.4}) == "1 TFLOP/s, too noisy to judge (spread 1.4)"
+    assert (
+        perf_figure({**PERF, "peak_fraction": None, "reps": 2, "truncated": "budget"})
+        == "1 TFLOP/s, 2 reps in its budget"
+    )
     assert perf_figure({"median_s": 4e-5, "reps": 3}) == "40 µs"
     assert perf_figure({"median_s": 1, "throughput": 0.85, "unit": "GB/s"}) == "850 MB/s"
     assert perf_figure(None) == "" and perf_figure({}) == ""

@@ -1,0 +1,84 @@
+"""What reading reports costs: two generated 10,000-row reports to an HTML table, CPU seconds.
+
+The loader validates every record (report/1); records of the plain shape take a fast path and only
+the rest meet the jsonschema descent (which alone took 4.5 s of CPU for these two reports). Prints
+the CPU time of ``rocm-compat table A B -o t.html`` in a child process, the median of ``--runs``.
+Target: under 0.5 s of CPU. It never fails on the figure.
+
+    python benchmarks/bench_table_load.py [--rows 10000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ENV = Path(__file__).resolve().parents[1] / "tests" / "data" / "envs" / "cpu_only.json"
+
+
+def report(label: str, rows: int, failing: bool) -> dict[str, object]:
+    results = [
+        {
+            "nodeid": f"suites/operators/test_x.py::test_op[{i}-float32]",
+            "feature": f"operators/op{i % 500}[float32-{i}]",
+            "suite": "operators",
+            "outcome": "failed" if failing and i % 97 == 0 else "passed",
+            "reason": None,
+            "duration": 0.01,
+            "parity": [
+                {
+                    "dtype": "float16",
+                    "max_abs": 1e-3,
+                    "max_rel": 1e-3,
+                    "normwise": 1e-4,
+                    "rtol": 1e-3,
+                    "atol": 1e-5,
+                    "ok": True,
+                }
+            ],
+            "info": {},
+        }
+        for i in range(rows)
+    ]
+    env = json.loads(ENV.read_text())
+    return {"schema": "pytest-rocm/report/1", "label": label, "environment": env, "results": results}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.json", Path(tmp) / "b.json"
+        a.write_text(json.dumps(report("base", args.rows, False)))
+        b.write_text(json.dumps(report("candidate", args.rows, True)))
+        cpu = []
+        for _ in range(args.runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            command = [
+                sys.executable,
+                "-m",
+                "pytest_rocm.cli",
+                "table",
+                str(a),
+                str(b),
+                "-o",
+                str(Path(tmp) / "t.html"),
+            ]
+            subprocess.run(command, check=True, capture_output=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    print(
+        f"two {args.rows}-row reports to HTML: {statistics.median(cpu):.2f} s of CPU (median of {args.runs}; target < 0.5 s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
