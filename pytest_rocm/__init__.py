@@ -22,6 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
+    from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
     from pytest_rocm.env.model import Device, Environment
     from pytest_rocm.parity.check import assert_parity
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
@@ -33,6 +34,8 @@ __version__ = "0.1.0"
 #: public name -> the module that defines it (imported on first use)
 _LAZY: dict[str, str] = {
     "assert_parity": "pytest_rocm.parity.check",
+    "BOUNDARY_CATALOGUE": "pytest_rocm.coverage.catalogue",
+    "boundary_row_id": "pytest_rocm.coverage.catalogue",
     "ParityResult": "pytest_rocm.parity.result",
     "ParityError": "pytest_rocm.parity.result",
     "DtypeUnsupported": "pytest_rocm.parity.result",
@@ -46,6 +49,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
+    "BOUNDARY_CATALOGUE",
     "INFO_PROPERTY",
     "Device",
     "DtypeUnsupported",
@@ -54,6 +58,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "ParityResult",
     "__version__",
     "assert_parity",
+    "boundary_row_id",
     "device_string",
     "get_device",
     "get_environment",
