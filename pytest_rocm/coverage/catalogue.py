@@ -87,6 +87,8 @@ boundary_row_id = row_id
 
 DTYPE = Axis("dtype", ("float32", "float16", "bfloat16"))
 VALUES = Axis("values", ("randn", "zeros", "const_rows", "near_max", "subnormal", "nan"))
+#: a 1x1 image is channels_last and contiguous at once: the layout would be tried in name only
+NO_OP_CHANNELS_LAST = Exclude({"layout": {"channels_last"}, "spatial": {"s1"}}, "channels_last of 1x1 is contiguous")
 NO_AUTOCAST_FP32 = Exclude({"variant": {"autocast"}, "dtype": {"float32"}}, "CPU autocast has no float32 target")
 
 
@@ -228,6 +230,7 @@ _INTERP = (
                 "linear modes only",
             ),
             Exclude({"spatial": {"s1"}, "resize": {"down"}}, "a size-1 input cannot shrink"),
+            NO_OP_CHANNELS_LAST,
             Exclude({"spatial": {"s4096"}, "resize": {"scale2", "scale1.7", "up_odd"}}, "memory"),
         ),
     ),
@@ -267,6 +270,7 @@ _NORM = (
             Exclude(
                 {"batch": {"b2"}, "spatial": {"s1"}, "mode": {"train"}}, "two values: the gradient is cancellation"
             ),
+            NO_OP_CHANNELS_LAST,
         ),
     ),
     _space(
@@ -284,6 +288,7 @@ _NORM = (
             Exclude(
                 {"groups": {"g2"}, "channels": {"c4"}, "spatial": {"s1"}}, "two values: the gradient is cancellation"
             ),
+            NO_OP_CHANNELS_LAST,
         ),
     ),
 )
