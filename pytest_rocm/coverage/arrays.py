@@ -27,16 +27,25 @@ __all__ = ["CoveringArray", "Dimension", "Exclude", "covering_array", "t_tuples_
 
 @dataclass(frozen=True)
 class Dimension:
-    """One axis of a sweep: its name and its value labels (strings, in a fixed order)."""
+    """One axis of a sweep: its name and its value labels (strings, in a fixed order).
+
+    ``isolated`` values mask faults elsewhere in their row (a NaN input makes every output NaN, zeros
+    make a scaled output zero): a row holding one covers only the combinations that include it, so
+    every combination of the other values also appears in a row without any isolated value (the
+    single-fault rule of combinatorial testing for invalid and masking values)."""
 
     name: str
     values: tuple[str, ...]
+    isolated: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.values:
             raise ValueError(f"dimension {self.name!r} has no values")
         if len(set(self.values)) != len(self.values):
             raise ValueError(f"dimension {self.name!r} repeats a value: {self.values}")
+        unknown = sorted(set(self.isolated) - set(self.values))
+        if unknown:
+            raise ValueError(f"dimension {self.name!r}: isolated value {unknown[0]!r} is not one of its values")
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,15 @@ class CoveringArray:
 Key = tuple[tuple[int, int], ...]  # ((dimension index, value index), ...) in dimension order
 #: candidate rows tried per row kept (more: fewer rows, a slower build)
 _CANDIDATES = 12
+
+
+def _isolated(dims: Sequence[Dimension], key: Key) -> set[tuple[int, int]]:
+    return {(d, v) for d, v in key if dims[d].values[v] in dims[d].isolated}
+
+
+def _holds(dims: Sequence[Dimension], row: Key, combination: Key) -> bool:
+    """Whether ``row`` covers ``combination`` (a sub-key of it): every isolated value of the row is in it."""
+    return _isolated(dims, row) <= set(combination)
 
 
 def _valid(partial: Mapping[str, str], excludes: Sequence[Exclude]) -> bool:
@@ -111,12 +129,14 @@ def _complete(
     free = [d for d in range(len(dims)) if d not in row]
     free = free[turn % len(free) :] + free[: turn % len(free)] if free else free  # each candidate its own order
 
+    isolated = _isolated(dims, seed)  # a row's isolated values are its seed's
+
     def gain(d: int, v: int) -> int:
         assigned = sorted(row)
         count = 0
         for others in combinations(assigned, t - 1):
             key = tuple(sorted([(o, row[o]) for o in others] + [(d, v)]))
-            count += key in uncovered
+            count += key in uncovered and isolated <= set(key)
         return count
 
     def named(r: Mapping[int, int]) -> dict[str, str]:
@@ -129,6 +149,8 @@ def _complete(
         # ties go to the value with the most combinations still uncovered (then the first)
         order = sorted(range(len(dims[d].values)), key=lambda v: (-gain(d, v), -pending.get((d, v), 0), v))
         for v in order:
+            if dims[d].values[v] in dims[d].isolated:
+                continue  # only a seed brings an isolated value into a row
             row[d] = v
             if _valid(named(row), excludes) and fill(i + 1):
                 return True
@@ -194,15 +216,17 @@ def covering_array(
                     pending[pair] -= 1
                 infeasible.append(_named(dims, seed))
                 continue
-            new = sum(tuple((d, row[d]) for d in g) in uncovered for g in groups)
+            full = tuple(sorted(row.items()))
+            new = sum((key := tuple((d, row[d]) for d in g)) in uncovered and _holds(dims, full, key) for g in groups)
             if best is None or new > best[0]:
                 best = (new, row)
         if best is None:
             continue
         row = best[1]
+        full_row = tuple(sorted(row.items()))
         for group in groups:
             key = tuple((d, row[d]) for d in group)
-            if key in uncovered:
+            if key in uncovered and _holds(dims, full_row, key):
                 uncovered.discard(key)
                 for pair in key:
                     pending[pair] -= 1
@@ -214,16 +238,22 @@ def t_tuples_missing(
     dimensions: Sequence[Dimension], rows: Sequence[Mapping[str, str]], strength: int, excludes: Sequence[Exclude] = ()
 ) -> list[dict[str, str]]:
     """Every valid ``strength``-combination that no row holds, found by brute force over all full
-    rows (valid: some full row that no exclude forbids holds it). For checking small arrays."""
+    rows (valid: some full row that no exclude forbids holds it; a row holds a combination only if
+    each of its isolated values is in it). For checking small arrays."""
     dims = tuple(dimensions)
     t = min(strength, len(dims))
     full_rows = [
         dict(zip([d.name for d in dims], values, strict=True)) for values in product(*(d.values for d in dims))
     ]
     valid_rows = [r for r in full_rows if _valid(r, excludes)]
+    isolated = {d.name: d.isolated for d in dims}
+
+    def holdable(r: Mapping[str, str], group: tuple[str, ...]) -> bool:  # its isolated values all in group
+        return all(n in group for n, v in r.items() if v in isolated.get(n, ()))
+
     missing = []
     for group in combinations([d.name for d in dims], t):
-        feasible = {tuple(r[n] for n in group) for r in valid_rows}
-        held = {tuple(r[n] for n in group) for r in rows}
+        feasible = {tuple(r[n] for n in group) for r in valid_rows if holdable(r, group)}
+        held = {tuple(r[n] for n in group) for r in rows if holdable(r, group)}
         missing += [dict(zip(group, values, strict=True)) for values in sorted(feasible - held)]
     return missing

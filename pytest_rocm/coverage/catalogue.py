@@ -34,6 +34,10 @@ from pytest_rocm.coverage.arrays import CoveringArray, Dimension, Exclude, cover
 
 __all__ = ["BOUNDARY_CATALOGUE", "CATALOGUE", "SCALE_STRENGTH", "Axis", "OpSpace", "boundary_row_id", "row_id"]
 
+#: value patterns that mask other faults of their row (a NaN makes the outputs NaN, zeros and
+#: zero-variance rows make a scaled output 0): each covers only combinations that include it
+MASKING = frozenset({"nan", "zeros", "masked_rows", "const_rows", "const_channels"})
+
 #: the covering strength of each scale profile
 SCALE_STRENGTH = {"ci": 2, "full": 3}
 
@@ -61,7 +65,7 @@ class OpSpace:
         return f"{self.family}/{self.op}"
 
     def dimensions(self, scale: str) -> list[Dimension]:
-        return [Dimension(a.name, a.values(scale)) for a in self.axes]
+        return [Dimension(a.name, a.values(scale), MASKING & frozenset(a.values(scale))) for a in self.axes]
 
     def array(self, scale: str) -> CoveringArray:
         """The rows of this profile: pairwise in ``ci``, three-way in ``full``. Excludes naming a

@@ -96,3 +96,37 @@ def test_a_dimension_needs_distinct_values() -> None:
         Dimension("x", ("a", "a"))
     with pytest.raises(ValueError, match="no values"):
         Dimension("x", ())
+
+
+def isolating(sizes: tuple[int, ...], isolated: dict[int, set[str]]) -> list[Dimension]:
+    return [
+        Dimension(f"d{i}", tuple(f"v{j}" for j in range(n)), frozenset(isolated.get(i, set())))
+        for i, n in enumerate(sizes)
+    ]
+
+
+@pytest.mark.parametrize("strength", [2, 3])
+def test_an_isolated_value_covers_only_combinations_that_include_it(strength: int) -> None:
+    """A NaN input masks every other fault of its row: the pairs of the other dimensions must also
+    appear in rows without it."""
+    space = isolating((3, 3, 4, 2), {2: {"v2", "v3"}})
+    array = covering_array(space, strength)
+    assert t_tuples_missing(space, array.rows, strength) == []
+    plain = [r for r in array.rows if r["d2"] not in ("v2", "v3")]
+    for a, b in combinations(["d0", "d1", "d3"], 2):  # every pair of the others without an isolated value
+        assert {(r[a], r[b]) for r in plain} == {
+            (x, y) for x in space[int(a[1])].values for y in space[int(b[1])].values
+        }
+
+
+def test_the_check_counts_a_pair_held_only_beside_an_isolated_value_as_missing() -> None:
+    space = isolating((2, 2, 2), {2: {"v1"}})
+    rows = [{"d0": a, "d1": b, "d2": "v1"} for a in ("v0", "v1") for b in ("v0", "v1")]
+    rows += [{"d0": "v0", "d1": "v0", "d2": "v0"}]
+    missing = t_tuples_missing(space, rows, 2)
+    assert {"d0": "v1", "d1": "v1"} in missing and {"d0": "v0", "d1": "v0"} not in missing
+
+
+def test_an_isolated_value_must_be_a_value() -> None:
+    with pytest.raises(ValueError, match="isolated value 'nan'"):
+        Dimension("x", ("a", "b"), frozenset({"nan"}))

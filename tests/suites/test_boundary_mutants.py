@@ -1,10 +1,11 @@
 """The mutant check of the boundary suite: bug classes nobody wrote a row for are caught by its rows.
 
-For each device-only mutant (tests/suites/boundary_mutants.py) the boundary rows of the family its
+For a device-only mutant (tests/suites/boundary_mutants.py) the boundary rows of the family its
 ops belong to run in the ``ci`` profile on the CPU (pytester, in process); at least one row must
 fail, each failure must be a parity failure, and the control run (no mutant, every family) must have
-no failure at all. The figure (caught / tried) is printed; ``benchmarks/bench_ci_profile.py`` times
-the profile.
+no failure at all. Here: one mutant per kind of condition (a value pattern, a keyword with unequal
+shapes, a layout, a keyword of pooling), so the check stays within CI's time; every mutant, in both
+profiles, with the caught / tried figure: ``python benchmarks/bench_boundary_mutants.py``.
 """
 
 from __future__ import annotations
@@ -53,13 +54,17 @@ def run_boundary(pytester: pytest.Pytester, mutant: str, family: str | None) -> 
 
 def test_without_a_mutant_no_boundary_row_fails(pytester: pytest.Pytester, suite: Path) -> None:
     records = run_boundary(pytester, "none", None)
-    assert len(records) > 400
+    assert len(records) > 600
     failed = sorted(f for f, r in records.items() if r["outcome"] != "passed")
     assert failed == []
     assert all(r["info"]["dims"] and r["feature"].startswith("boundary/") for r in records.values())
 
 
-@pytest.mark.parametrize("mutant", list(MUTANTS))
+#: one per kind of condition; the benchmark runs all of MUTANTS
+IN_CI = ("gemm_fp16_ftz", "sdpa_causal_alignment", "elementwise_unaligned", "max_pool_ceil_mode")
+
+
+@pytest.mark.parametrize("mutant", IN_CI)
 def test_a_mutant_is_caught_by_a_generated_row(pytester: pytest.Pytester, suite: Path, mutant: str) -> None:
     family, source = MUTANTS[mutant]
     records = run_boundary(pytester, mutant, family)
