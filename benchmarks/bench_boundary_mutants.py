@@ -32,8 +32,8 @@ BIG = ("65536", "65537", "262144", "1048577", "16777217", "4096", "4097", "8193"
 BIG += ("s127", "s64", "s128", "c320", "q1024", "kv1025", "d128", "d256")
 
 
-def run(mutant: str, family: str | None, scale: str, work: Path) -> tuple[int, int, float]:
-    """(failed rows, rows, seconds) of one run."""
+def run(mutant: str, family: str | None, scale: str, work: Path) -> tuple[list[str], int, float]:
+    """(the rows that failed a parity comparison, rows, seconds) of one run."""
     plugin = work / f"mutant_{mutant}.py"
     plugin.write_text(CONFTEST.format(name=mutant))
     report = work / f"{mutant}-{scale}.json"
@@ -63,8 +63,8 @@ def run(mutant: str, family: str | None, scale: str, work: Path) -> tuple[int, i
     subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     seconds = time.perf_counter() - start
     results = json.loads(report.read_text())["results"]
-    failed = [r for r in results if r["outcome"] == "failed" and any(not p["ok"] for p in r.get("parity") or [])]
-    return len(failed), len(results), seconds
+    failed = [r["feature"] for r in results if r["outcome"] in ("failed", "error")]
+    return failed, len(results), seconds
 
 
 def main() -> int:
@@ -83,15 +83,18 @@ def main() -> int:
         for scale in scales:
             failed, rows, seconds = run("none", None, scale, work)
             note = " (CPU-feasible three-way rows: big sizes deselected)" if scale == "full" else ""
-            print(f"[{scale}] control, no mutant: {failed} of {rows} rows fail, {seconds:.0f} s{note}")
+            print(f"[{scale}] control, no mutant: {len(failed)} of {rows} rows fail, {seconds:.0f} s{note}", flush=True)
+            for feature in failed:
+                print(f"    control failure: {feature}", flush=True)
             caught = 0
             for mutant in chosen:
                 family, source = MUTANTS[mutant]
                 failed, rows, seconds = run(mutant, family, scale, work)
-                caught += failed > 0
+                caught += bool(failed)
                 verdict = "caught" if failed else "MISSED"
-                print(f"[{scale}] {mutant}: {verdict}, {failed}/{rows} {family} rows fail, {seconds:.0f} s  ({source})")
-            print(f"[{scale}] caught {caught} / {len(chosen)} bug classes")
+                line = f"[{scale}] {mutant}: {verdict}, {len(failed)}/{rows} {family} rows fail, {seconds:.0f} s  ({source})"
+                print(line, flush=True)
+            print(f"[{scale}] caught {caught} / {len(chosen)} bug classes", flush=True)
     return 0
 
 

@@ -50,8 +50,8 @@ class CoverageMap:
 
 
 def op_key(record: Mapping[str, Any]) -> str | None:
-    """``matmul/mm`` (a boundary row: ``info.family``/``info.op``), ``opinfo/add`` (a corpus row,
-    named from its feature), else ``info.op``; None for a record without ``info.op``."""
+    """``matmul/mm`` (a boundary row: ``info.family``/``info.op``), ``opinfo/add`` (a corpus row:
+    ``info.corpus``, else its feature's prefix), else ``info.op``; None for a record without ``info.op``."""
     info = record.get("info") or {}
     op = info.get("op") if isinstance(info, dict) else None
     if not isinstance(op, str) or not op:
@@ -59,7 +59,8 @@ def op_key(record: Mapping[str, Any]) -> str | None:
     family = info.get("family")
     if isinstance(family, str) and family:
         return f"{family}/{op}"
-    prefix = str(record.get("feature") or "").split("/", 1)[0]
+    corpus = info.get("corpus")
+    prefix = corpus if corpus in CORPUS_PREFIXES else str(record.get("feature") or "").split("/", 1)[0]
     return f"{prefix}/{op}" if prefix in CORPUS_PREFIXES else op
 
 

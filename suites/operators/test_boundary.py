@@ -57,6 +57,26 @@ class _Rows:
         return iter(_params(self.scale))
 
 
+#: rows the CPU backend itself cannot get right, measured on torch 2.13 (x86, oneDNN): expected to
+#: fail on the CPU only (``xfail``, not strict: the figure stays in the report), run as usual on a GPU
+CPU_LIMITS: tuple[tuple[Callable[[str, dict[str, str]], bool], str], ...] = (
+    (
+        lambda key, r: key.startswith("matmul/") and r.get("values") == "subnormal" and r["dtype"] == "bfloat16",
+        "the CPU's bf16 GEMM (oneDNN) flushes subnormal inputs to zero for some shapes "
+        "(mm m65-k16-n33: every output 0, normwise error 1.0)",
+    ),
+    (
+        lambda key, r: key.startswith("conv/") and r.get("values") == "nan" and r["dtype"] == "bfloat16",
+        "the CPU's bf16 grouped convolution backward spreads a NaN into other groups' weight gradients "
+        "(conv_transpose2d g2: non-finite where the float64 reference is finite)",
+    ),
+)
+
+
+def cpu_limit(key: str, row: dict[str, str]) -> str | None:
+    return next((why for matches, why in CPU_LIMITS if matches(key, row)), None)
+
+
 def _params(scale: str) -> list[Any]:
     out = []
     for key, space in BOUNDARY_CATALOGUE.items():
@@ -69,9 +89,17 @@ def _params(scale: str) -> list[Any]:
 
 @pytest.mark.rocm_scaled("case", ci=_Rows("ci"), full=_Rows("full"))
 def test_boundary(
-    case: tuple[str, dict[str, str]], parity, rocm_device: torch.device, rocm_scale: str, record_property
+    case: tuple[str, dict[str, str]],
+    parity,
+    rocm_device: torch.device,
+    rocm_scale: str,
+    record_property,
+    request: pytest.FixtureRequest,
 ) -> None:
     key, row = case
+    limit = cpu_limit(key, row) if rocm_device.type == "cpu" else None
+    if limit is not None:
+        request.applymarker(pytest.mark.xfail(reason=f"known limit of the CPU backend: {limit}", strict=False))
     family, op = key.split("/")
     record_property(INFO_PROPERTY, {"op": op, "family": family, "dims": dict(row), "scale": rocm_scale})
     built = BUILDERS[key](row)

@@ -76,6 +76,11 @@ def test_corpus_rows_count_under_their_prefix_and_list_only_seen_values() -> Non
     assert add.not_checked("dtype") == ["bfloat16"]  # seen only in a skipped row
 
 
+def test_a_corpus_row_named_by_a_marker_counts_under_its_corpus() -> None:
+    info = {"op": "nn.LSTM", "dims": {"mode": "train"}, "corpus": "moduleinfo"}
+    assert op_key({"feature": "corpus/x", "info": info}) == "moduleinfo/nn.LSTM"
+
+
 def test_union_over_columns() -> None:
     a = report(record("boundary/matmul/mm[a]", "passed", {**MM, "dims": {"m": "m1"}}), label="a")
     b = report(record("boundary/matmul/mm[b]", "passed", {**MM, "dims": {"m": "m7"}}), label="b")

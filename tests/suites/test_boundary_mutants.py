@@ -55,8 +55,13 @@ def run_boundary(pytester: pytest.Pytester, mutant: str, family: str | None) -> 
 def test_without_a_mutant_no_boundary_row_fails(pytester: pytest.Pytester, suite: Path) -> None:
     records = run_boundary(pytester, "none", None)
     assert len(records) > 600
-    failed = sorted(f for f, r in records.items() if r["outcome"] != "passed")
+    failed = sorted(f for f, r in records.items() if r["outcome"] not in ("passed", "xfailed", "xpassed"))
     assert failed == []
+    # an expected failure is only ever a known limit of the CPU backend, said in its reason
+    expected = [r for r in records.values() if r["outcome"] in ("xfailed", "xpassed")]
+    assert all(
+        "known limit of the CPU backend" in (r.get("reason") or "") for r in expected if r["outcome"] == "xfailed"
+    )
     assert all(r["info"]["dims"] and r["feature"].startswith("boundary/") for r in records.values())
 
 
