@@ -22,7 +22,7 @@ the same name in every column. Why the sizes:
   below the dtype's smallest normal whose results are normal), ``nan`` (one NaN: it must propagate
   to the same places), ``masked_rows`` (a row of -inf), ``duplicates`` (repeated indices).
 
-Why this module is long: it is data, one entry per op (34 ops), each with its axes and the reasons
+Why this module is long: it is data, one entry per op (29 ops), each with its axes and the reasons
 for its exclusions next to them; split per family, the shared axes and reasons would be repeated.
 """
 

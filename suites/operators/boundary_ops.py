@@ -89,10 +89,10 @@ def conv(op: str) -> Callable[[Row], Case]:
         call = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[spatial_dims]
 
         def fn(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-            x, w = (
-                laid_out(x, r["layout"]),
-                laid_out(w, r["layout"] if r["layout"] == "channels_last" else "contiguous"),
-            )
+            # channels_last of a 1d convolution is its NLC storage: the transposed view of (N, C, L)
+            layout = "transposed" if spatial_dims == 1 and r["layout"] == "channels_last" else r["layout"]
+            x = laid_out(x, layout)
+            w = laid_out(w, layout if r["layout"] == "channels_last" else "contiguous")
             if transposed:
                 return F.conv_transpose2d(x, w, b, stride=stride, padding=pad, dilation=dil, groups=groups)
             if pad_mode in ("reflect", "circular"):
