@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -10,7 +11,12 @@ import pytest
 torch = pytest.importorskip("torch")
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "operators"
 sys.path.insert(0, str(SUITE))
-import test_boundary  # noqa: E402  (the suite folder is not a package)
+# under another name: a module named test_boundary in sys.modules would clash with the suite file
+# that pytester runs collect in the same process (an "import file mismatch" collection error)
+_spec = importlib.util.spec_from_file_location("boundary_suite_rows", SUITE / "test_boundary.py")
+assert _spec is not None and _spec.loader is not None
+test_boundary = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(test_boundary)
 
 from pytest_rocm import BOUNDARY_CATALOGUE, boundary_row_id  # noqa: E402
 from pytest_rocm.coverage.arrays import t_tuples_missing  # noqa: E402
