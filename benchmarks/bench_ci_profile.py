@@ -68,9 +68,11 @@ def run_suite(suite: str, scale: str, extra: list[str], report: Path, log: Path)
     summary = lines[-1].strip("= ") if lines else f"exit {child.returncode}: {text[-300:]}"
     failures = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
     slowest: list[tuple[float, str]] = []
+    shares: dict[str, tuple[int, float]] = {}
     if report.exists():
         results = json.loads(report.read_text()).get("results", [])
         slowest = sorted(((r.get("duration") or 0.0, r["feature"]) for r in results), reverse=True)[:3]
+        shares = row_shares(results)
     return {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -78,7 +80,22 @@ def run_suite(suite: str, scale: str, extra: list[str], report: Path, log: Path)
         "summary": summary,
         "failures": failures,
         "slowest": slowest,
+        "shares": shares,
     }
+
+
+#: generated rows, timed apart from the hand-written ones (their row names start so)
+GENERATED = ("boundary/", "opinfo/", "moduleinfo/")
+
+
+def row_shares(results: list[dict[str, Any]]) -> dict[str, tuple[int, float]]:
+    """(rows, seconds of test time) per generated family of rows (``boundary/``...), the rest apart."""
+    shares: dict[str, tuple[int, float]] = {}
+    for r in results:
+        key = next((g for g in GENERATED if str(r.get("feature", "")).startswith(g)), "hand-written")
+        rows, seconds = shares.get(key, (0, 0.0))
+        shares[key] = (rows + 1, seconds + float(r.get("duration") or 0.0))
+    return shares
 
 
 # -- memory of the full rows, estimated from their shapes -----------------------------------------
@@ -175,6 +192,9 @@ def main() -> int:
             slow = ", ".join(f"{feature} {seconds:.1f}s" for seconds, feature in res["slowest"])
             if slow:
                 print(f"      slowest: {slow}")
+            if len(res["shares"]) > 1:
+                parts = [f"{k} {n} rows {t:.1f} s" for k, (n, t) in sorted(res["shares"].items())]
+                print(f"      test time by rows: {', '.join(parts)}")
     budget = BUDGET_S.get(args.scale)
     verdict = f" ({'within' if total_wall <= budget else 'OVER'} the {budget:.0f} s budget)" if budget else ""
     print(f"  {'total':13s} wall {total_wall:6.1f} s  cpu {total_cpu:6.1f} s{verdict}")

@@ -32,6 +32,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
+    from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
     from pytest_rocm.doctor.facts import sdpa_not_offered_hint
     from pytest_rocm.env.model import Device, Environment, device_backend, torch_backend
     from pytest_rocm.env.seam import distribution_version
@@ -50,6 +51,8 @@ __version__ = "0.1.0"
 #: (imported on first use)
 _LAZY: dict[str, str] = {
     "assert_parity": "pytest_rocm.parity.check",
+    "BOUNDARY_CATALOGUE": "pytest_rocm.coverage.catalogue",
+    "boundary_row_id": "pytest_rocm.coverage.catalogue",
     "ParityOptions": "pytest_rocm.parity.options",
     "ParityResult": "pytest_rocm.parity.result",
     "ParityError": "pytest_rocm.parity.result",
@@ -76,6 +79,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
+    "BOUNDARY_CATALOGUE",
     "DEFAULT_DTYPES",
     "EPS",
     "INFO_PROPERTY",
@@ -89,6 +93,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "ParityResult",
     "__version__",
     "assert_parity",
+    "boundary_row_id",
     "default_tolerance",
     "device_backend",
     "device_string",

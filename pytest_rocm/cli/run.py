@@ -61,6 +61,7 @@ def no_accelerator_banner(env: Environment) -> str:
 
 
 def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
+    from pytest_rocm.report.coverage import coverage_map
     from pytest_rocm.report.formats import render
     from pytest_rocm.report.table import build_table, write_output
 
@@ -68,7 +69,7 @@ def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
     written = []
     for fmt, suffix in (("md", ".md"), ("html", ".html")):
         target = report_path.with_suffix(suffix)
-        write_output(render(table, fmt), str(target))
+        write_output(render(table, fmt, coverage_map([document])), str(target))
         written.append(target)
     return written
 

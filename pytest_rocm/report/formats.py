@@ -6,6 +6,7 @@ builds on the table) import in one direction only: this one imports both.
 
 from __future__ import annotations
 
+from pytest_rocm.report.coverage import CoverageMap, html_section, markdown_section
 from pytest_rocm.report.html import render_html
 from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.table import Table, render_csv
@@ -14,10 +15,17 @@ from pytest_rocm.report.table import Table, render_csv
 FORMATS: tuple[str, ...] = ("md", "csv", "html")
 
 
-def render(table: Table, fmt: str) -> str:
-    """The table as Markdown (the default), CSV or one self-contained HTML page."""
+def render(table: Table, fmt: str, coverage: CoverageMap | None = None) -> str:
+    """The table as Markdown (the default), CSV or one self-contained HTML page; ``coverage``
+    (``report.coverage.coverage_map``) adds its section at the end of the Markdown and before the
+    HTML page's script (CSV: one table per file, so not there)."""
     if fmt == "csv":
         return render_csv(table)
     if fmt == "html":
-        return render_html(table)
-    return render_markdown(table)
+        page = render_html(table)
+        if coverage is None:
+            return page
+        head, script, tail = page.rpartition("<script>")
+        return head + html_section(coverage) + script + tail if script else page
+    text = render_markdown(table)
+    return text + "\n".join(markdown_section(coverage)) + "\n" if coverage is not None else text

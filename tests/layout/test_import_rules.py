@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "_values": 0,
     "_lifetime": 0,
     "env": 1,
+    "coverage": 1,
     "doctor": 2,
     "parity": 2,
     "perf": 2,
@@ -39,6 +40,7 @@ LAYERS: dict[str, int] = {
 #: modules that must not import torch or pytest at all (not even inside a function)
 PURE = (
     "env",
+    "coverage",
     "doctor",
     "report",
     "matrix",
