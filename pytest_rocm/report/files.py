@@ -11,6 +11,8 @@ Safety (nothing the user had is destroyed):
   root), a socket or a directory is refused, never replaced or deleted;
 - temporary files get unique names (``tempfile`` in the target's folder, then ``os.replace``),
   so no file of the user's (``FILE.tmp``, ``FILE.probe``) is overwritten or deleted;
+- the sidecar is a name the user never typed: a symbolic link there (planted by anyone who can
+  write the folder) is refused, never followed (``O_NOFOLLOW``), so its target is never truncated;
 - one run at a time per report path: the sidecar is locked (``flock``) for the whole run, and
   a second run on the same path is refused with one line naming the first one's pid, so two
   runs never interleave one sidecar or claim one report.
@@ -19,6 +21,7 @@ Safety (nothing the user had is destroyed):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -57,6 +60,20 @@ def not_regular(path: Path) -> str | None:
     except OSError as exc:
         return f"cannot be examined ({exc.strerror or exc})"
     return None if stat.S_ISREG(mode) else f"is {kind_of(mode)}, not a regular file"
+
+
+def link_problem(path: Path) -> str | None:
+    """Why the sidecar path must not be opened: a symbolic link is there (None: no link)."""
+    if not path.is_symlink():
+        return None
+    try:
+        where = os.readlink(path)
+    except OSError:
+        where = "?"
+    return (
+        f"{path} is a symbolic link (to {where}): the report's sidecar is never followed,"
+        " remove the link or give another --rocm-report"
+    )
 
 
 def _real_target(path: Path) -> Path:
@@ -114,6 +131,9 @@ def remove_if_regular(path: Path) -> None:
 
 def unwritable(path: Path) -> str | None:
     """Why the report and its sidecar cannot be written there (checked before any test runs)."""
+    link = link_problem(sidecar_path(path))
+    if link:
+        return link
     for target in (path, sidecar_path(path)):
         problem = not_regular(target)
         if problem:
@@ -148,7 +168,7 @@ def busy(report_path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
@@ -182,11 +202,22 @@ class Sidecar:
 
     @staticmethod
     def _claim(path: Path) -> int:
+        problem = link_problem(path)
+        if problem:
+            raise UnsafeTarget(problem)
         problem = not_regular(path)
         if problem:
             raise UnsafeTarget(f"{path} {problem}")
         for _ in range(5):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+            try:  # a link swapped in after the check: the open refuses it (ELOOP)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                raise UnsafeTarget(
+                    f"{path} is a symbolic link: the report's sidecar is never followed,"
+                    " remove the link or give another --rocm-report"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
