@@ -125,8 +125,10 @@ def _problem(args: argparse.Namespace) -> str | None:
 
 
 def _print(text: str) -> None:
-    try:
-        print(text, flush=True)
+    from pytest_rocm.report.escape import terminal
+
+    try:  # the vetted package's own output (its error lines, names) never drives the terminal
+        print(terminal(text), flush=True)
     except BrokenPipeError:  # `rocm-compat vet X | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 

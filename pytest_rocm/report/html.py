@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
+from pytest_rocm.report.escape import web_url
 from pytest_rocm.report.grid import (
     LEGEND,
     NO_DTYPE,
@@ -168,7 +169,10 @@ def _issue_link(row: FeatureRow) -> str:
     if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
         return ""
     url = str(row.issue.issue["url"])
-    return f' <a class=issue href="{_attr(url)}" title="{_attr(row.issue.issue_text())}">{_attr(issue_name(url))}</a>'
+    title = _attr(row.issue.issue_text())
+    if web_url(url) is None:  # javascript:, data: ... never become a link; the text shows what it was
+        return f' <span class=issue title="{title}">(issue: {_attr(url[:200])}, not an http(s) link)</span>'
+    return f' <a class=issue href="{_attr(url)}" title="{title}">{_attr(issue_name(url))}</a>'
 
 
 def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str:

@@ -231,3 +231,14 @@ def test_no_sandbox_refuses_without_unsafe_run(
 def test_unsafe_run_needs_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["vet", str(tmp_path), "--unsafe-run"]) == 2
     assert "--unsafe-run needs --run" in capsys.readouterr().err
+
+
+def test_the_vetted_packages_escape_sequences_never_reach_the_terminal(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = hostile(world["root"] / "evil", "raise ImportError('\\x1b[2J\\x1b]0;PWNED\\x07 cleared your screen')\n")
+    extra = [] if child.sandbox_problem() is None else ["--unsafe-run"]
+    assert main(["vet", str(src), "--run", "--timeout", "60", *extra]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[2J\\x1b]0;PWNED\\x07 cleared your screen" in out
