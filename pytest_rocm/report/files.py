@@ -13,6 +13,10 @@ Safety (nothing the user had is destroyed):
   so no file of the user's (``FILE.tmp``, ``FILE.probe``) is overwritten or deleted;
 - the sidecar is a name the user never typed: a symbolic link there (planted by anyone who can
   write the folder) is refused, never followed (``O_NOFOLLOW``), so its target is never truncated;
+- a full disk loses no test: a sidecar write that fails (``ENOSPC``, ``EDQUOT``, ``EIO``) is cut
+  back to its last whole line and stops taking records, saying why once (:attr:`Sidecar.problem`);
+  the results stay in the writer's memory and the final write is tried again
+  (:func:`write_json`); a disk already full at the start is refused like any unwritable path;
 - one run at a time per report path: the sidecar is locked (``flock``) for the whole run, and
   a second run on the same path is refused with one line naming the first one's pid, so two
   runs never interleave one sidecar or claim one report.
@@ -27,6 +31,7 @@ import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -117,9 +122,20 @@ def write_text_atomic(path: str | Path, text: str, make_folders: bool = False) -
         raise
 
 
-def write_json(path: Path, document: ReportDocument) -> None:
-    """The final report, atomically (``write_text_atomic``)."""
-    write_text_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n", make_folders=True)
+def write_json(path: Path, document: ReportDocument, attempts: int = 1, pause_s: float = 1.0) -> None:
+    """The final report, atomically (``write_text_atomic``); a failed write (a full disk) is tried
+    again ``attempts - 1`` times, ``pause_s`` apart, then its OSError raised."""
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    for attempt in range(1, attempts + 1):
+        try:
+            write_text_atomic(path, text, make_folders=True)
+            return
+        except UnsafeTarget:
+            raise  # what is at the path will not change by waiting
+        except OSError:
+            if attempt == attempts:
+                raise
+            time.sleep(pause_s)
 
 
 def remove_if_regular(path: Path) -> None:
@@ -149,7 +165,26 @@ def unwritable(path: Path) -> str | None:
         return f"{path.parent} is not a folder"
     except OSError as exc:
         return exc.strerror or str(exc)
-    return None
+    return _no_space(path.parent)
+
+
+#: below this much free space a report cannot be counted on (a sidecar line is ~0.5 KiB, a report's
+#: header with its environment several)
+MIN_FREE_BYTES = 64 * 1024
+
+
+def _no_space(folder: Path) -> str | None:
+    """``no space left on device (12 KiB free in FOLDER)`` when the disk is (nearly) full."""
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        return None  # not every file system answers: the writes themselves will tell
+    free = fs.f_bavail * fs.f_frsize
+    no_inode = fs.f_files > 0 and fs.f_favail == 0  # f_files 0: a file system without an inode count
+    if free >= MIN_FREE_BYTES and not no_inode:
+        return None
+    what = "no free inode" if no_inode else f"{free // 1024} KiB free"
+    return f"no space left on device ({what} in {folder}, at least {MIN_FREE_BYTES // 1024} KiB needed)"
 
 
 def _holder(path: Path) -> str:
@@ -194,6 +229,11 @@ class Sidecar:
 
     def __init__(self, path: Path, header: dict[str, Any] | None = None) -> None:
         self.path = path
+        #: why the sidecar stopped taking records (``r.json.partial.jsonl: No space left on
+        #: device``); None while it works
+        self.problem: str | None = None
+        #: the offset after the last whole line: a failed write is cut back to it
+        self._good = 0
         path.parent.mkdir(parents=True, exist_ok=True)
         #: the claimed file's descriptor: records go to it with one os.write each, no buffer between
         self._fd: int | None = self._claim(path)
@@ -240,16 +280,27 @@ class Sidecar:
         assert self._fd is not None
         os.lseek(self._fd, 0, os.SEEK_SET)
         os.ftruncate(self._fd, 0)
+        self._good, self.problem = 0, None
         self._write({"schema": SIDECAR_SCHEMA, "pid": os.getpid(), **header})
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         assert self._fd is not None
+        if self.problem is not None:
+            return  # stopped (a full disk): the records are in the writer's memory, the final write has them
         data = (_SIDECAR_ENCODER.encode(obj) + "\n").encode("utf-8")
         # In the kernel once os.write returns: survives SIGKILL; fsync (power loss) waits for close.
         # One write per line (a regular file takes it whole; the loop covers a signal mid-write).
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:  # ENOSPC, EDQUOT, EIO, EFBIG: never the run's end
+            self.problem = f"{self.path}: {exc.strerror or exc}"
+            with contextlib.suppress(OSError):  # a torn last line would hide the lines before it
+                os.ftruncate(self._fd, self._good)
+                os.lseek(self._fd, self._good, os.SEEK_SET)
+            return
+        self._good += len(data)
 
     def append(self, record: ResultRecord) -> None:
         self._write(record)
