@@ -236,14 +236,20 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
 
 #: the chart's geometry: pixels per label character (12 px text), the log plot's width, one bar
 CHAR_PX, PLOT_W, BAR_H, GAP = 7.2, 440, 10, 8
+#: the chart's log axis spans at most 1e-30..1e30; a figure beyond sits at the edge, its text exact
+AXIS_DECADES = 30
 
 
 def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
     """A horizontal bar chart on a log scale, one pair of bars (fp16, bf16) per operation; the
     left margin fits the longest operation name, so no label is cut."""
     finite = [v for d in ops.values() for v in d.values() if math.isfinite(v) and v > 0]
+    # the axis in whole decades, clamped to 1e-30..1e30 before 10.0**decade is taken: 1.7e308
+    # rounds up to 1e309 (OverflowError) and 5e-324 down to 1e-324 == 0.0 (log10: domain error)
     lo = math.floor(math.log10(min(finite))) if finite else -8
+    lo = min(max(lo, -AXIS_DECADES), AXIS_DECADES - 1)
     hi = max(math.ceil(math.log10(max(finite))) if finite else 0, lo + 1)
+    hi = min(hi, AXIS_DECADES)
     left = round(max((len(op) for op in ops), default=10) * CHAR_PX) + 12
     height = 30 + len(ops) * (2 * BAR_H + GAP) + 30
     parts = [
