@@ -3,6 +3,9 @@
 One reference run (float64 on the CPU), one run per dtype on the device, every output (and, with
 ``grad=True``, every input and parameter gradient) compared; see docs/parity.md for the tolerance
 model and the modes. Runs themselves (casting, the dtype proof, gradients) are in ``runs``.
+
+Why this module is long: ``assert_parity`` is one public call whose checks (arguments, inputs it
+cannot judge, the reference, repeatability, per-dtype runs and their failures) read best in order.
 """
 
 from __future__ import annotations

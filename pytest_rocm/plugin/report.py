@@ -3,6 +3,9 @@
 Thin: the hooks collect phase reports and hand them to pure functions in ``pytest_rocm.report.records``.
 Under pytest-xdist only the controller writes; it receives every worker's reports (with their
 user_properties) through ``pytest_runtest_logreport``, and xdist's report for a crashed worker.
+
+Why this module is long: the writer's hooks share one state (pending phases, the sidecar, what
+was never run, a full disk's warning and the final write's failure); split, they would pass it around.
 """
 
 from __future__ import annotations

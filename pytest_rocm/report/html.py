@@ -8,6 +8,9 @@ every row in a collapsed section per suite. One row per feature, the dtypes as s
 reason, its parity figure with the tolerance (legend above the rows), a grown error and a slowdown. Filters
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
 page says is decided in ``report.grid``, as for the Markdown.
+
+Why this module is long: the page is self-contained, so its CSS, its script and its two SVG
+charts live here with the markup that uses them.
 """
 
 from __future__ import annotations
