@@ -15,6 +15,7 @@ from pytest_rocm.report.diff import (
     render_text,
     verdict,
 )
+from pytest_rocm.report.escape import terminal
 from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown))
+        text = render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown)
+        sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
         print("verdict: " + ("FAIL" if status else "ok"))
     return status

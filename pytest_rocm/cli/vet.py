@@ -45,6 +45,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "library suite when pytest-rocm has one",
     )
     parser.add_argument(
+        "--unsafe-run",
+        action="store_true",
+        help="with --run where no sandbox (bubblewrap) can run: run TARGET's code without one, "
+        "with your files, home and environment",
+    )
+    parser.add_argument(
         "--timeout",
         type=positive_float("the time limit in seconds"),
         default=120.0,
@@ -96,8 +102,18 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "give a TARGET or --installed / -r FILE, not both"
     if not stack and args.target is None:
         return "give a TARGET (a distribution, a wheel, an sdist or a folder), --installed or -r FILE"
+    if args.unsafe_run and not args.run:
+        return "--unsafe-run needs --run (it is how the live check runs)"
     if stack and (args.run or args.report):
         return "--run and --report vet one TARGET at a time"
+    if args.run and not args.unsafe_run:
+        from pytest_rocm.vet import child
+
+        why = child.sandbox_problem()
+        if why:
+            return (
+                f"--run runs TARGET's code in a sandbox, and none can run here: {why}; --unsafe-run runs it without one"
+            )
     if not args.report:
         return None
     if not args.run:
@@ -109,10 +125,19 @@ def _problem(args: argparse.Namespace) -> str | None:
 
 
 def _print(text: str) -> None:
-    try:
-        print(text, flush=True)
+    from pytest_rocm.report.escape import terminal
+
+    try:  # the vetted package's own output (its error lines, names) never drives the terminal
+        print(terminal(text), flush=True)
     except BrokenPipeError:  # `rocm-compat vet X | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _sandbox_works() -> bool:
+    """With ``--unsafe-run``: the sandbox is still used when it can run (the option allows its absence)."""
+    from pytest_rocm.vet import child
+
+    return child.sandbox_problem() is None
 
 
 def _vet_document(spec: str) -> dict[str, Any]:
@@ -163,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
             source=folder,
             source_version=target.version,
             offline=not args.allow_network,
+            sandbox=not args.unsafe_run or _sandbox_works(),
         )
         if args.report:
             try:

@@ -128,9 +128,19 @@ def describe(error: Any) -> str:
         wanted = error.schema.get("description") or f"text matching {expected}"
         return f"{where} is {_shown(value)}, expected {wanted}"
     if rule in ("minLength", "maxItems", "maxLength", "minItems"):
-        return f"{where}: {error.message[:120]}".replace(repr(value), _shown(value))
-    message = " ".join(str(error.message).split())
-    return f"{where}: {_shown(value)} fails {rule} ({message[:100]})"
+        # said in our words: jsonschema's message starts with the whole value, so cutting it to a
+        # length cut off the reason ("... is too long") of a list of 10,000 devices
+        size = len(value) if isinstance(value, (str, list, dict)) else 0
+        what = f"{size} characters" if rule.endswith("Length") else f"{size} items"
+        verdict = "too long, at most" if rule.startswith("max") else "too short, at least"
+        return f"{where} is {_shown(value)} ({what}): {verdict} {expected}"
+    # the value shortened first, then the message: the reason is never what is cut off
+    message = " ".join(str(error.message).replace(repr(value), _shown(value)).split())
+    return f"{where}: {_shown(value)} fails {rule} ({_clipped(message)})"
+
+
+def _clipped(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _expects(branch: Any) -> str:

@@ -3,6 +3,9 @@
 One reference run (float64 on the CPU), one run per dtype on the device, every output (and, with
 ``grad=True``, every input and parameter gradient) compared; see docs/parity.md for the tolerance
 model and the modes. Runs themselves (casting, the dtype proof, gradients) are in ``runs``.
+
+Why this module is long: ``assert_parity`` is one public call whose checks (arguments, inputs it
+cannot judge, the reference, repeatability, per-dtype runs and their failures) read best in order.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ from pytest_rocm.parity.runs import (
     Structure,
     check_same_paths,
     infer_reduction_length,
+    map_tensors,
     run,
+    unjudgeable,
 )
 
 __all__ = ["MODES", "DtypeUnsupported", "ParityError", "ParityResult", "assert_parity"]
@@ -136,6 +141,7 @@ def assert_parity(
     reference = reference_fn or fn
     cpu = torch.device("cpu")
 
+    _refuse_unjudgeable_inputs(op, spec.args, spec.kwargs)
     ref_leaves = _references(_guarded_run(result, dtype_names, reference, spec, cpu, ref_dtype), result, dtype_names)
     periods = tols.periods_by_path(periods, [path for path, _ in ref_leaves], op)
     if mode != "absolute":  # these modes judge against a run of the same code: it must be repeatable
@@ -231,6 +237,23 @@ def _guarded_run(
         return _run(fn, spec.args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
     except NotInDtype as exc:
         raise _fail_all(result, dtypes, "dtype", f"the reference: {exc}") from None
+
+
+def _refuse_unjudgeable_inputs(op: str, args: Any, kwargs: Any) -> None:
+    """A sparse, meta or nested input: one clear ValueError naming it, never a raw torch error
+    from deep inside the comparison."""
+    found: list[str] = []
+
+    def visit(t: torch.Tensor) -> torch.Tensor:
+        problem = unjudgeable(t)
+        if problem and not found:
+            found.append(problem)
+        return t
+
+    for where, value in [*((f"argument {i}", a) for i, a in enumerate(args)), *((k, v) for k, v in kwargs.items())]:
+        map_tensors(value, visit)
+        if found:
+            raise ValueError(f"assert_parity({op}): {where} {found[0]}")
 
 
 def _references(ref_run: Run, result: ParityResult, dtypes: tuple[str, ...]) -> Leaves:

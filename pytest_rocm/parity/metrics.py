@@ -62,7 +62,8 @@ def compare_exact(got: torch.Tensor, ref: Reference, base: Comparison) -> Compar
     ref_norm = float(torch.linalg.vector_norm(ref.tensor.to(torch.float64))) if ref.numel else 0.0
     base.normwise = _ratio(float(torch.linalg.vector_norm(diff)) if ref.numel else 0.0, ref_norm)
     nz = ref.tensor != 0
-    base.max_rel = float((diff[nz] / ref.tensor[nz].abs().to(torch.float64)).max()) if bool(nz.any()) else 0.0
+    # to float64 before abs: a bool reference (a mask) has no abs
+    base.max_rel = float((diff[nz] / ref.tensor[nz].to(torch.float64).abs()).max()) if bool(nz.any()) else 0.0
     if base.n_bad:
         flat = int(bad.reshape(-1).to(torch.uint8).argmax())
         base.worst = _worst(g.to(torch.float64), ref.tensor.to(torch.float64), flat)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,45 @@ class Run:
     grads: list[tuple[str, torch.Tensor | None]] = field(default_factory=list)
 
     def leaves(self, op: str) -> list[tuple[str, torch.Tensor | None]]:
-        return list(leaves(self.out, op)) + [(f"{op}.grad{suffix}", g) for suffix, g in self.grads]
+        """Every output (and gradient) to compare; a complex one as its real and imaginary parts
+        (``view_as_real``: a complex64 output is judged as float32 pairs, against complex128's)."""
+        found = list(leaves(self.out, op)) + [(f"{op}.grad{suffix}", g) for suffix, g in self.grads]
+        return [(path, _judgeable(path, t)) for path, t in found]
+
+
+def _judgeable(path: str, t: torch.Tensor | None) -> torch.Tensor | None:
+    """``t`` as a strided real tensor the metrics can judge; ValueError (one line) for a tensor
+    that has no values to compare here: sparse, meta, nested."""
+    if t is None:
+        return None
+    problem = unjudgeable(t)
+    if problem:
+        raise ValueError(f"output {path} {problem}")
+    return torch.view_as_real(t.detach().resolve_conj()) if t.is_complex() else t
+
+
+def unjudgeable(t: torch.Tensor) -> str | None:
+    """Why parity cannot compare ``t``'s values: ``is a sparse tensor (torch.sparse_coo)...``."""
+    if t.is_meta:
+        return "is a meta tensor: it has no values to compare (make it on the CPU or the device)"
+    if getattr(t, "is_nested", False):
+        return "is a nested tensor: parity compares strided tensors (pass t.to_padded_tensor(0))"
+    if t.layout != torch.strided:
+        return f"is a sparse tensor ({t.layout}): parity compares strided tensors (pass t.to_dense())"
+    return None
+
+
+#: the complex dtype a complex input takes in each dtype's run; bfloat16 has none in torch
+_COMPLEX = {torch.float64: torch.complex128, torch.float32: torch.complex64, torch.float16: torch.complex32}
+
+
+def _complex_in(dtype: torch.dtype) -> torch.dtype:
+    target = _COMPLEX.get(dtype)
+    if target is None:  # worded for check's "no kernel for this dtype" rule: the dtype is unsupported
+        raise RuntimeError(
+            f"complex inputs are not supported in {dtype_name(dtype)} (torch has no complex {dtype_name(dtype)})"
+        )
+    return target
 
 
 @dataclass(frozen=True)
@@ -75,6 +114,13 @@ def caster(dev: torch.device, dtype: torch.dtype, emulate: bool = False) -> Call
     """A fresh copy on ``dev``: floating tensors in ``dtype`` (emulated: rounded to it, held in float64)."""
 
     def convert(t: torch.Tensor) -> torch.Tensor:
+        if t.is_complex():  # compared as complex: complex128 reference, complex64 / complex32 runs
+            target = _complex_in(dtype)
+            with warnings.catch_warnings():  # torch calls complex32 "experimental": it is what we test
+                warnings.simplefilter("ignore", UserWarning)
+                if emulate:
+                    return t.detach().to(dev, target).to(torch.complex128)
+                return t.detach().to(dev, target, copy=True)
         if not t.is_floating_point():
             return t.detach().to(dev, copy=True)
         if emulate:

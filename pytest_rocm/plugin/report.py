@@ -7,6 +7,9 @@ user_properties) through ``pytest_runtest_logreport``, and xdist's report for a 
 The shape is pytest's own ``LogXML`` (``_pytest/junitxml.py``): ``pytest_configure`` builds the
 writer from the session's resolved ``Settings`` (options, ini and environment variables after
 precedence: ``plugin.options``), never from ``config.option``; ``pytest_unconfigure`` unregisters it.
+
+Why this module is long: the writer's hooks share one state (pending phases, the sidecar, what
+was never run, a full disk's warning and the final write's failure); split, they would pass it around.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from pytest_rocm.plugin.options import Settings
 from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, records
+
+#: pytest's exit status when the tests ran but the report could not be written (a full disk):
+#: distinct from pytest's own 0-5, so CI tells "tests failed" from "no report"
+EXIT_REPORT_UNWRITTEN = 6
+
 
 # -- hooks ------------------------------------------------------------------------------------------
 #: the names the report's plugin objects are registered under (unregistered at the end)
@@ -127,6 +135,9 @@ class ReportWriter:
         self.claimed = False
         #: why the earlier report was kept (the terminal summary says it), else ""
         self.kept = ""
+        #: the sidecar's failure, once said (a full disk); why the final report was not written
+        self.sidecar_warned = False
+        self.unwritten = ""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -207,6 +218,24 @@ class ReportWriter:
         self.results.append(record)
         if self.sidecar is not None:
             self.sidecar.append(record)
+            self._warn_sidecar()
+
+    def _warn_sidecar(self) -> None:
+        """Once: the sidecar stopped (a full disk); the run goes on, the results are in memory."""
+        if self.sidecar is None or self.sidecar.problem is None or self.sidecar_warned:
+            return
+        self.sidecar_warned = True
+        line = (
+            f"rocm report: warning: cannot write the sidecar ({self.sidecar.problem}); the tests go on,"
+            f" their results are kept in memory for {self.path}"
+        )
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(line, yellow=True)
+        else:  # -p no:terminal
+            import sys
+
+            print(line, file=sys.stderr)
 
     def _finish(self, nodeid: str) -> None:
         phases = self.pending.pop(nodeid)
@@ -233,7 +262,18 @@ class ReportWriter:
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
         extra.update(device=self.device, scale=self.scale)
         document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
-        files.write_json(self.path, document)
+        self._warn_sidecar()
+        try:  # a full disk may have room again by now: tried twice
+            files.write_json(self.path, document, attempts=2)
+        except OSError as exc:
+            kept = "" if self.sidecar is None or self.sidecar.problem else f"; {self.sidecar.path} has them all"
+            self.unwritten = (
+                f"cannot write {self.path} ({exc.strerror or exc}): {len(self.results)} results not saved{kept}"
+            )
+            session.exitstatus = EXIT_REPORT_UNWRITTEN
+            if self.sidecar is not None:
+                self.sidecar.close()  # kept: what it holds is all there is
+            return
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
 
@@ -257,6 +297,9 @@ class ReportWriter:
         return [nodeid for nodeid in self.collected if nodeid not in done]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.unwritten:
+            terminalreporter.write_line(f"rocm report: ERROR: {self.unwritten}", red=True)
+            return
         if self.kept:
             terminalreporter.write_line(f"rocm report ({self.label}): {self.kept}")
             return

@@ -184,6 +184,11 @@ def render_text(
         limit = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
         lines.append(f"slowdowns{limit}: {len(diff.slowdowns)}")
         for s in diff.slowdowns:
+            if not s.comparable:  # BASE's time is 0 or not finite: no ratio, and no pass either
+                lines.append(
+                    f"  {s.feature}: {s.base_s!r} s -> {_ms(s.candidate_s)} (not comparable: base time is 0 or not finite)"
+                )
+                continue
             lines.append(
                 f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})"
             )

@@ -11,6 +11,12 @@ Safety (nothing the user had is destroyed):
   root), a socket or a directory is refused, never replaced or deleted;
 - temporary files get unique names (``tempfile`` in the target's folder, then ``os.replace``),
   so no file of the user's (``FILE.tmp``, ``FILE.probe``) is overwritten or deleted;
+- the sidecar is a name the user never typed: a symbolic link there (planted by anyone who can
+  write the folder) is refused, never followed (``O_NOFOLLOW``), so its target is never truncated;
+- a full disk loses no test: a sidecar write that fails (``ENOSPC``, ``EDQUOT``, ``EIO``) is cut
+  back to its last whole line and stops taking records, saying why once (:attr:`Sidecar.problem`);
+  the results stay in the writer's memory and the final write is tried again
+  (:func:`write_json`); a disk already full at the start is refused like any unwritable path;
 - one run at a time per report path: the sidecar is locked (``flock``) for the whole run, and
   a second run on the same path is refused with one line naming the first one's pid, so two
   runs never interleave one sidecar or claim one report.
@@ -19,11 +25,13 @@ Safety (nothing the user had is destroyed):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +65,20 @@ def not_regular(path: Path) -> str | None:
     except OSError as exc:
         return f"cannot be examined ({exc.strerror or exc})"
     return None if stat.S_ISREG(mode) else f"is {kind_of(mode)}, not a regular file"
+
+
+def link_problem(path: Path) -> str | None:
+    """Why the sidecar path must not be opened: a symbolic link is there (None: no link)."""
+    if not path.is_symlink():
+        return None
+    try:
+        where = os.readlink(path)
+    except OSError:
+        where = "?"
+    return (
+        f"{path} is a symbolic link (to {where}): the report's sidecar is never followed,"
+        " remove the link or give another --rocm-report"
+    )
 
 
 def _real_target(path: Path) -> Path:
@@ -100,9 +122,20 @@ def write_text_atomic(path: str | Path, text: str, make_folders: bool = False) -
         raise
 
 
-def write_json(path: Path, document: ReportDocument) -> None:
-    """The final report, atomically (``write_text_atomic``)."""
-    write_text_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n", make_folders=True)
+def write_json(path: Path, document: ReportDocument, attempts: int = 1, pause_s: float = 1.0) -> None:
+    """The final report, atomically (``write_text_atomic``); a failed write (a full disk) is tried
+    again ``attempts - 1`` times, ``pause_s`` apart, then its OSError raised."""
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    for attempt in range(1, attempts + 1):
+        try:
+            write_text_atomic(path, text, make_folders=True)
+            return
+        except UnsafeTarget:
+            raise  # what is at the path will not change by waiting
+        except OSError:
+            if attempt == attempts:
+                raise
+            time.sleep(pause_s)
 
 
 def remove_if_regular(path: Path) -> None:
@@ -114,6 +147,9 @@ def remove_if_regular(path: Path) -> None:
 
 def unwritable(path: Path) -> str | None:
     """Why the report and its sidecar cannot be written there (checked before any test runs)."""
+    link = link_problem(sidecar_path(path))
+    if link:
+        return link
     for target in (path, sidecar_path(path)):
         problem = not_regular(target)
         if problem:
@@ -129,7 +165,26 @@ def unwritable(path: Path) -> str | None:
         return f"{path.parent} is not a folder"
     except OSError as exc:
         return exc.strerror or str(exc)
-    return None
+    return _no_space(path.parent)
+
+
+#: below this much free space a report cannot be counted on (a sidecar line is ~0.5 KiB, a report's
+#: header with its environment several)
+MIN_FREE_BYTES = 64 * 1024
+
+
+def _no_space(folder: Path) -> str | None:
+    """``no space left on device (12 KiB free in FOLDER)`` when the disk is (nearly) full."""
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        return None  # not every file system answers: the writes themselves will tell
+    free = fs.f_bavail * fs.f_frsize
+    no_inode = fs.f_files > 0 and fs.f_favail == 0  # f_files 0: a file system without an inode count
+    if free >= MIN_FREE_BYTES and not no_inode:
+        return None
+    what = "no free inode" if no_inode else f"{free // 1024} KiB free"
+    return f"no space left on device ({what} in {folder}, at least {MIN_FREE_BYTES // 1024} KiB needed)"
 
 
 def _holder(path: Path) -> str:
@@ -148,7 +203,7 @@ def busy(report_path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
@@ -174,6 +229,11 @@ class Sidecar:
 
     def __init__(self, path: Path, header: dict[str, Any] | None = None) -> None:
         self.path = path
+        #: why the sidecar stopped taking records (``r.json.partial.jsonl: No space left on
+        #: device``); None while it works
+        self.problem: str | None = None
+        #: the offset after the last whole line: a failed write is cut back to it
+        self._good = 0
         path.parent.mkdir(parents=True, exist_ok=True)
         #: the claimed file's descriptor: records go to it with one os.write each, no buffer between
         self._fd: int | None = self._claim(path)
@@ -182,11 +242,22 @@ class Sidecar:
 
     @staticmethod
     def _claim(path: Path) -> int:
+        problem = link_problem(path)
+        if problem:
+            raise UnsafeTarget(problem)
         problem = not_regular(path)
         if problem:
             raise UnsafeTarget(f"{path} {problem}")
         for _ in range(5):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+            try:  # a link swapped in after the check: the open refuses it (ELOOP)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                raise UnsafeTarget(
+                    f"{path} is a symbolic link: the report's sidecar is never followed,"
+                    " remove the link or give another --rocm-report"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -209,16 +280,27 @@ class Sidecar:
         assert self._fd is not None
         os.lseek(self._fd, 0, os.SEEK_SET)
         os.ftruncate(self._fd, 0)
+        self._good, self.problem = 0, None
         self._write({"schema": SIDECAR_SCHEMA, "pid": os.getpid(), **header})
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         assert self._fd is not None
+        if self.problem is not None:
+            return  # stopped (a full disk): the records are in the writer's memory, the final write has them
         data = (_SIDECAR_ENCODER.encode(obj) + "\n").encode("utf-8")
         # In the kernel once os.write returns: survives SIGKILL; fsync (power loss) waits for close.
         # One write per line (a regular file takes it whole; the loop covers a signal mid-write).
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:  # ENOSPC, EDQUOT, EIO, EFBIG: never the run's end
+            self.problem = f"{self.path}: {exc.strerror or exc}"
+            with contextlib.suppress(OSError):  # a torn last line would hide the lines before it
+                os.ftruncate(self._fd, self._good)
+                os.lseek(self._fd, self._good, os.SEEK_SET)
+            return
+        self._good += len(data)
 
     def append(self, record: ResultRecord) -> None:
         self._write(record)

@@ -82,7 +82,8 @@ class FeatureRow:
             worst = max(self.growth.values())
             text += f", error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
         if self.slowdown:
-            text += f", {max(self.slowdown.values()):.1f}x slower"
+            worst = max(self.slowdown.values())
+            text += f", {worst:.1f}x slower" if math.isfinite(worst) else ", speed not comparable"
         return text
 
     def cells(self, label: str) -> list[Cell]:
@@ -233,7 +234,10 @@ def growth_text(factor: float, base_label: str) -> str:
 
 
 def slowdown_text(factor: float, base_label: str) -> str:
-    """``3.0x slower vs cpu torch2.13.0``: the mark of a slowdown."""
+    """``3.0x slower vs cpu torch2.13.0``: the mark of a slowdown (an infinite factor: the first
+    column's figure is 0 or not finite, ``report.perf.Slowdown.comparable``)."""
+    if not math.isfinite(factor):
+        return f"speed not comparable with {base_label} (its time is 0 or not finite)"
     return f"{factor:.1f}x slower vs {base_label}"
 
 

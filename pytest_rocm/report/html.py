@@ -8,6 +8,9 @@ every row in a collapsed section per suite. One row per feature, the dtypes as s
 reason, its parity figure with the tolerance (legend above the rows), a grown error and a slowdown. Filters
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
 page says is decided in ``report.grid``, as for the Markdown.
+
+Why this module is long: the page is self-contained, so its CSS, its script and its two SVG
+charts live here with the markup that uses them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from html import escape
 from typing import Any
 
 from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
+from pytest_rocm.report.escape import web_url
 from pytest_rocm.report.grid import (
     LEGEND,
     NO_DTYPE,
@@ -167,7 +171,10 @@ def _issue_link(row: FeatureRow) -> str:
     if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
         return ""
     url = str(row.issue.issue["url"])
-    return f' <a class=issue href="{_attr(url)}" title="{_attr(row.issue.issue_text())}">{_attr(issue_name(url))}</a>'
+    title = _attr(row.issue.issue_text())
+    if web_url(url) is None:  # javascript:, data: ... never become a link; the text shows what it was
+        return f' <span class=issue title="{title}">(issue: {_attr(url[:200])}, not an http(s) link)</span>'
+    return f' <a class=issue href="{_attr(url)}" title="{title}">{_attr(issue_name(url))}</a>'
 
 
 def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str:
@@ -231,14 +238,20 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
 
 #: the chart's geometry: pixels per label character (12 px text), the log plot's width, one bar
 CHAR_PX, PLOT_W, BAR_H, GAP = 7.2, 440, 10, 8
+#: the chart's log axis spans at most 1e-30..1e30; a figure beyond sits at the edge, its text exact
+AXIS_DECADES = 30
 
 
 def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
     """A horizontal bar chart on a log scale, one pair of bars (fp16, bf16) per operation; the
     left margin fits the longest operation name, so no label is cut."""
     finite = [v for d in ops.values() for v in d.values() if math.isfinite(v) and v > 0]
+    # the axis in whole decades, clamped to 1e-30..1e30 before 10.0**decade is taken: 1.7e308
+    # rounds up to 1e309 (OverflowError) and 5e-324 down to 1e-324 == 0.0 (log10: domain error)
     lo = math.floor(math.log10(min(finite))) if finite else -8
+    lo = min(max(lo, -AXIS_DECADES), AXIS_DECADES - 1)
     hi = max(math.ceil(math.log10(max(finite))) if finite else 0, lo + 1)
+    hi = min(hi, AXIS_DECADES)
     left = round(max((len(op) for op in ops), default=10) * CHAR_PX) + 12
     height = 30 + len(ops) * (2 * BAR_H + GAP) + 30
     parts = [

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_rocm._values import label_problem
 from pytest_rocm.env.schemas import first_problem, first_problem_at, schema
 from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
 from pytest_rocm.report.files import sidecar_path
@@ -132,6 +133,9 @@ def validate(data: Any, where: str) -> ReportDocument:
     problem = _first_problem(data)
     if problem:
         raise ReportError(f"{where}: {problem}")
+    problem = label_problem(data["label"])  # the rule --rocm-label applies to a label typed in
+    if problem:
+        raise ReportError(f"{where}: label {data['label']!r:.80}: {problem}")
     results = data["results"]
     first_at: dict[str, int] = {}
     for i, record in enumerate(results):

@@ -8,6 +8,7 @@ outcome, its reason when it did not pass, its parity figure with the tolerance, 
 from __future__ import annotations
 
 from pytest_rocm.parity.tolerances import short_dtype
+from pytest_rocm.report.escape import markdown_cell, markdown_url, web_url
 from pytest_rocm.report.grid import (
     LEGEND,
     NO_DTYPE,
@@ -24,7 +25,15 @@ from pytest_rocm.report.table import Table, environment_line
 
 
 def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_cell(text)
+
+
+def _issue(text: str, url: str) -> str:
+    """A known issue's note: a link only to an http(s) URL (encoded, so it stays one cell)."""
+    words = _esc(text).replace("[", "\\[").replace("]", "\\]")
+    if web_url(url) is None:
+        return f" ({words}: {_esc(url[:200])}, not an http(s) link)"
+    return f" ([{words}]({markdown_url(url)}))"
 
 
 def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
@@ -47,8 +56,8 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
                 )
         feature = _esc(row.feature)
         if row.issue and row.issue.issue:
-            feature += f" ([{_esc(row.issue.issue_text())}]({row.issue.issue.get('url', '')}))"
-        out.append(f"| {feature} | " + " | ".join(cells) + f" | {row.status_text} |")
+            feature += _issue(row.issue.issue_text(), str(row.issue.issue.get("url") or ""))
+        out.append(f"| {feature} | " + " | ".join(cells) + f" | {_esc(row.status_text)} |")
     return out
 
 

@@ -84,6 +84,9 @@ class Slowdown:
     noise: float
     #: the change lies within the noise band: reported as noisy, never a regression
     noisy: bool
+    #: False: BASE's figure is 0, negative or not finite, so no ratio means anything; the row is
+    #: listed as "not comparable" (``factor`` is inf) and fails the gate, never a silent pass
+    comparable: bool = True
 
 
 def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
@@ -98,6 +101,19 @@ def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float |
     return None
 
 
+def _unusable_base(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """BASE recorded a median of 0, below 0 or not finite while CANDIDATE has a figure: any
+    slowdown would pass unseen (a ratio over 0 is inf, or skipped as "cannot be compared")."""
+    raw = before.get("median_s")
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return False  # no median at all: nothing was measured there
+    tp_b, tp_a = _number(before.get("throughput")), _number(after.get("throughput"))
+    if tp_b and tp_b > 0 and tp_a is not None and before.get("unit") == after.get("unit"):
+        return False  # the throughputs compare
+    usable = math.isfinite(raw) and raw > 0
+    return not usable and _number(after.get("median_s")) is not None
+
+
 def slowdown_of(
     feature: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None, max_slowdown: float
 ) -> Slowdown | None:
@@ -107,6 +123,9 @@ def slowdown_of(
     repetitions of one run already differ that much, so it proves nothing."""
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
         return None
+    if _unusable_base(before, after):
+        raw = float(before["median_s"])  # a number: _unusable_base checked
+        return Slowdown(feature, raw, float(after.get("median_s") or 0.0), math.inf, 0.0, False, False)
     factor = _speed_ratio(before, after)
     if factor is None or not factor > max_slowdown:
         return None

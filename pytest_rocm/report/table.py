@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pytest_rocm.parity.tolerances import short_dtype
+from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
@@ -283,7 +284,7 @@ def render_csv(table: Table) -> str:
     header = ["suite", "feature", "status"]
     for label in table.labels:
         header += [label, f"{label} parity", f"{label} reason"]
-    writer.writerow([*header, "issue url", "seen on", "fixed in"])
+    writer.writerow([csv_cell(h) for h in [*header, "issue url", "seen on", "fixed in"]])
     for row in table.rows:
         line = [row.suite, row.feature, row.status]
         for cell in row.cells.values():
@@ -291,14 +292,15 @@ def render_csv(table: Table) -> str:
         issue = row.issue or {}
         seen = issue.get("seen_on")
         seen_text = ", ".join(f"{k} {v}" for k, v in seen.items() if v) if isinstance(seen, dict) else seen or ""
-        writer.writerow([*line, issue.get("url") or "", seen_text, issue.get("fixed_in") or ""])
+        cells = [*line, issue.get("url") or "", seen_text, issue.get("fixed_in") or ""]
+        writer.writerow([csv_cell(c) for c in cells])  # a spreadsheet never runs a cell as a formula
     return buffer.getvalue()
 
 
 def write_output(text: str, output: str | None) -> None:
     """Write to FILE or stdout; an unwritable FILE is a ReportError naming it."""
     if not output or output == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
         return
     from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
 

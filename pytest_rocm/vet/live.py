@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm._resources import PACKAGE_DIR, bundled_suites
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
-from pytest_rocm.vet.child import run_contained
+from pytest_rocm.vet.child import SANDBOX, run_contained
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -77,16 +77,71 @@ def _last_error_line(stderr: str) -> str:
     return lines[-1][:400] if lines else "no message"
 
 
-def child_env(home: str, source: Path | None) -> dict[str, str]:
-    """The child's environment: its own HOME (caches and config it writes land there), and for
-    a source folder that folder first on the path, so its code is what runs, not an installed
-    package of the same name."""
-    env = dict(os.environ, HOME=home, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
-    env.pop("PYTHONSTARTUP", None)
+#: variables the child keeps by name: the command path, the locale, thread counts, the loader
+_KEEP_NAMES = frozenset(
+    {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX"}
+    | {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}
+)
+#: ... and by prefix: what torch, ROCm/HIP, CUDA, Triton and pytest-rocm read
+_KEEP_PREFIXES = (
+    *("LC_", "ROCM", "HIP_", "HSA_", "HCC_", "ROCR_", "AMD_", "GPU_", "MIOPEN_", "RCCL_", "NCCL_"),
+    *("CUDA_", "NVIDIA_", "CUBLAS", "CUDNN_", "PYTORCH_", "TORCH", "TRITON_", "PYTEST_ROCM_"),
+)
+#: a name that says it holds a secret is dropped whatever its prefix (PYTORCH_HUB_TOKEN)
+_SECRET_WORDS = ("TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH", "API_KEY", "PRIVATE", "_KEY")
+
+
+def kept_variable(name: str) -> bool:
+    """Whether the child may see the variable ``name`` (its value is never looked at)."""
+    upper = name.upper()
+    if any(word in upper for word in _SECRET_WORDS):
+        return False
+    return upper in _KEEP_NAMES or upper.startswith(_KEEP_PREFIXES)
+
+
+def child_environment(work: str, source: Path | None) -> tuple[dict[str, str], list[str]]:
+    """The child's environment and the names of the variables it does not get.
+
+    An allow-list (:func:`kept_variable`): a token or a socket path in this process's
+    environment is no business of the vetted code. HOME, TMPDIR and the XDG folders are new
+    folders inside ``work`` (caches and config the code writes land there); for a source folder
+    that folder is first on the path, so its code is what runs, not an installed package of the
+    same name."""
+    env = {k: v for k, v in os.environ.items() if kept_variable(k)}
+    folders = {"HOME": "home", "TMPDIR": "tmp", "XDG_CACHE_HOME": "home/.cache"}
+    folders |= {"XDG_CONFIG_HOME": "home/.config", "XDG_DATA_HOME": "home/.local/share"}
+    for name, sub in folders.items():
+        env[name] = str(Path(work, sub))
+        Path(env[name]).mkdir(parents=True, exist_ok=True)
+    env.update(PWD=work, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
     paths = [str(p) for p in _source_paths(source)]
-    paths += [p for p in (env.get("PYTHONPATH", ""), _own_root()) if p]  # last: pytest-rocm, for the suite
+    paths += [p for p in (os.environ.get("PYTHONPATH", ""), _own_root()) if p]  # last: pytest-rocm, for the suite
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
+    return env, dropped_variables()
+
+
+#: variables the child gets new values of (not "dropped": it has them, pointing at its own folders)
+_REPLACED = frozenset({"HOME", "TMPDIR", "PWD", "PYTHONPATH", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"})
+
+
+def dropped_variables() -> list[str]:
+    """The names of this process's variables the child does not get (names only, never values)."""
+    return sorted(k for k in os.environ if not kept_variable(k) and k not in _REPLACED)
+
+
+def child_env(home: str, source: Path | None) -> dict[str, str]:
+    """The child's environment alone (:func:`child_environment`)."""
+    return child_environment(home, source)[0]
+
+
+def readable_folders(env: dict[str, str], source: Path | None) -> list[str]:
+    """What the sandboxed child must read although the sandbox hides where it is (a folder in
+    ``/tmp`` or a home): the vetted folder, its import path, the library folders it names."""
+    found = [str(p) for p in _source_paths(source)]
+    for name in ("PYTHONPATH", "LD_LIBRARY_PATH"):
+        found += env.get(name, "").split(os.pathsep)
+    found += [env[n] for n in ("ROCM_PATH", "ROCM_HOME", "HIP_PATH", "CUDA_HOME", "CUDA_PATH") if n in env]
+    return [p for p in found if p]
 
 
 def _source_paths(source: Path | None) -> list[Path]:
@@ -101,17 +156,20 @@ def _own_root() -> str:
 
 
 def import_check(
-    dist: str, module: str, timeout: float, source: Path | None = None, offline: bool = True
+    dist: str, module: str, timeout: float, source: Path | None = None, offline: bool = True, sandbox: bool = True
 ) -> ResultRecord:
     """Import ``module`` in a contained child process; the record of how that went."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
+        env = child_env(cwd, source)
         proc = run_contained(
             [sys.executable, "-c", _PROBE, module],
             timeout=timeout,
             cwd=cwd,
-            env=child_env(cwd, source),
+            env=env,
             offline=offline,
+            sandbox=sandbox,
+            readable=readable_folders(env, source),
         )
     elapsed = time.perf_counter() - started
     info: dict[str, Any] = {"module": module}
@@ -157,7 +215,13 @@ def _on_cpu() -> bool:
 
 
 def suite_check(
-    dist: str, suite: Path, timeout: float, device: str | None, source: Path | None = None, offline: bool = True
+    dist: str,
+    suite: Path,
+    timeout: float,
+    device: str | None,
+    source: Path | None = None,
+    offline: bool = True,
+    sandbox: bool = True,
 ) -> list[ResultRecord]:
     """Run one library suite in its own pytest process; its report records."""
     from pytest_rocm.report.files import sidecar_path
@@ -173,7 +237,11 @@ def suite_check(
         command = suite_command(
             suites, report, "vet", device=device, targets=[suite], isolation=False, user_args=["-q"]
         )
-        proc = run_contained(command, timeout=timeout, cwd=tmp, env=child_env(tmp, source), offline=offline)
+        env = child_env(tmp, source)
+        readable = [*readable_folders(env, source), str(suites)]
+        proc = run_contained(
+            command, timeout=timeout, cwd=tmp, env=env, offline=offline, sandbox=sandbox, readable=readable
+        )
         if proc.returncode is None:
             return [
                 record(
@@ -213,28 +281,33 @@ def live_check(
     source: Path | None = None,
     source_version: str | None = None,
     offline: bool = True,
+    sandbox: bool = True,
 ) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records. With ``source`` (a folder
-    target) the folder's code runs, whatever is installed under that name."""
+    target) the folder's code runs, whatever is installed under that name. ``sandbox``: in
+    bubblewrap (``vet/child``); the result names it (``sandbox``, None without one) and the
+    variables the children did not get (``env_dropped``, names only)."""
+    contained = {"sandbox": SANDBOX if sandbox else None, "env_dropped": dropped_variables()}
     version = source_version if source is not None else distribution_version(dist)
     if source is None and version is None:
         rec = record(
             dist, "import", "not-installed", not_installed_reason(dist, "install it here to run the live check"), 0.0
         )
-        return {"check": "import", "module": None, "suite": None, "records": [rec]}
+        return {"check": "import", "module": None, "suite": None, "records": [rec], **contained}
     module = primary_module(dist, top_level)
     if module is None:
         rec = record(dist, "import", "error", f"{dist} {version}: no importable top-level module found", 0.0)
-        return {"check": "import", "module": None, "suite": None, "records": [rec]}
-    records = [import_check(dist, module, timeout, source, offline)]
+        return {"check": "import", "module": None, "suite": None, "records": [rec], **contained}
+    records = [import_check(dist, module, timeout, source, offline, sandbox)]
     records[0]["info"]["dist_version"] = version
     suite = library_suite(dist, suites)
     if suite is not None and records[0]["outcome"] == "passed":
-        records += suite_check(dist, suite, suite_timeout, device, source, offline)
+        records += suite_check(dist, suite, suite_timeout, device, source, offline, sandbox)
     return {
         "check": "suite" if suite is not None else "smoke",
         "module": module,
         "suite": str(suite) if suite is not None else None,
         "source": str(source) if source is not None else None,
         "records": records,
+        **contained,
     }

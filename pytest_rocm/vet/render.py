@@ -104,6 +104,12 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     if live:
         out.append("")
         out.append(f"live check ({live['check']}" + (f": {live['suite']}" if live.get("suite") else "") + "):")
+        if "sandbox" in live:
+            where = live["sandbox"] or "NO SANDBOX (--unsafe-run): it ran with your files and rights"
+            out.append(f"  sandbox: {where}")
+            dropped = live.get("env_dropped") or []
+            if dropped:
+                out.append(f"  environment: {len(dropped)} variable(s) not passed on: {', '.join(dropped)}")
         for rec in live["records"]:
             reason = f"  {rec['reason']}" if rec.get("reason") else ""
             out.append(f"  {rec['outcome']:<13} {rec['feature']} ({rec['duration']:.2f} s){reason}")

@@ -77,3 +77,35 @@ def test_formats(value: object, format_name: str, ok: bool) -> None:
         format_name, schemas.is_target_version
     )
     assert check(value) is ok
+
+
+def _recorded(name: str) -> dict:
+    return json.loads((ROOT / "tests" / "data" / "envs" / name).read_text())
+
+
+@pytest.mark.parametrize("count", [1025, 10_000])
+def test_a_list_too_long_says_so_however_long_it_is(count: int) -> None:
+    """The recorded MI300X environment with its one device repeated: the line keeps its reason."""
+    env = _recorded("mi300x_8.json")
+    env["devices"] = [dict(env["devices"][0], index=i) for i in range(count)]
+    problem = schemas.first_problem("environment", env)
+    assert problem is not None and problem.endswith(f"({count} items): too long, at most 1024"), problem
+    assert problem.startswith("devices is [") and len(problem) < 160
+
+
+def test_the_rocm_env_option_shows_the_whole_reason(pytester: pytest.Pytester) -> None:
+    env = _recorded("mi300x_8.json")
+    env["devices"] = [dict(env["devices"][0], index=i) for i in range(10_000)]
+    path = pytester.path / "huge.json"
+    path.write_text(json.dumps(env))
+    pytester.makepyfile(test_x="def test_a(): pass\n")
+    result = pytester.runpytest(f"--rocm-env={path}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = "\n".join(result.errlines + result.outlines)
+    assert "(10000 items): too long, at most 1024" in text, text[-2000:]
+
+
+def test_a_string_too_long_says_so() -> None:
+    (error,) = jsonschema.Draft202012Validator({"maxLength": 200}).iter_errors("x" * 5000)
+    line = schemas.describe(error)
+    assert line.endswith("(5000 characters): too long, at most 200") and len(line) < 120, line

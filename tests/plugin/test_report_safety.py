@@ -147,3 +147,46 @@ def test_a_report_path_that_is_not_a_regular_file_is_refused_and_kept(pytester: 
     assert len(errors) == 1 and errors[0].startswith("ERROR: --rocm-report r.json: cannot write (")
     after = os.lstat(target)
     assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+
+
+@pytest.mark.parametrize("collect_only", [False, True], ids=["run", "--collect-only"])
+@pytest.mark.parametrize("points_to", ["a file", "nothing"])
+def test_a_link_planted_at_the_sidecar_is_never_followed(
+    pytester: pytest.Pytester, collect_only: bool, points_to: str
+) -> None:
+    """The sidecar ``FILE.partial.jsonl`` is a name the user never typed: a link there (planted by
+    someone who can write the folder) would make the run truncate its target."""
+    pytester.makepyfile(test_x="def test_a(): pass\n")
+    victim = pytester.path / "precious.txt"
+    if points_to == "a file":
+        victim.write_text("keep me\n")
+    link = pytester.path / "r.json.partial.jsonl"
+    link.symlink_to(victim)
+    args = ["--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV] + (["--collect-only"] if collect_only else [])
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR")]
+    assert len(errors) == 1 and "r.json.partial.jsonl is a symbolic link" in errors[0], result.errlines
+    assert link.is_symlink() and os.readlink(link) == str(victim)
+    if points_to == "a file":
+        assert victim.read_text() == "keep me\n"
+    else:
+        assert not victim.exists()
+    assert not (pytester.path / "r.json").exists()
+
+
+def test_a_link_swapped_in_after_the_check_is_not_followed(tmp_path: Path) -> None:
+    """Between the check and the open (a race): the open itself refuses to follow a link."""
+    from pytest_rocm.report import files
+
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "r.json.partial.jsonl"
+    link.symlink_to(victim)
+    real_not_regular = files.not_regular
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(files, "not_regular", lambda path: None)  # the check passed, then the link appeared
+        mp.setattr(files, "link_problem", lambda path: None)
+        with pytest.raises(files.UnsafeTarget, match="symbolic link"):
+            files.Sidecar(link)
+    assert victim.read_text() == "keep me\n" and real_not_regular(victim) is None

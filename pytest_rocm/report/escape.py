@@ -1,0 +1,68 @@
+"""Text from reports and from vetted packages, made safe for where it is shown.
+
+Reports are shared (CI artefacts, a team page, a pull request) and ``vet --run`` prints what
+code nobody trusts yet printed, so every value is hostile until escaped:
+
+- a link only for ``http``/``https`` URLs (``javascript:`` runs when clicked): :func:`web_url`;
+- a Markdown cell with HTML escaped (the Markdown is rendered with raw HTML on), no newline (it
+  starts a row of its own) and no bare pipe (it adds a cell): :func:`markdown_cell`, and a link
+  target with whitespace, pipes and brackets percent-encoded: :func:`markdown_url`;
+- a CSV cell that a spreadsheet would take for a formula (``= + - @``, tab or CR first) starts
+  with a quote instead (OWASP's advice): :func:`csv_cell`;
+- the terminal: control characters (an escape sequence clears the screen, sets the title or
+  worse) and bidirectional overrides are shown as ``\\x1b``-style text: :func:`terminal`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+from pytest_rocm._values import FLOAT_RE
+
+#: control characters (C0 but newline and tab, DEL, C1) and the bidirectional overrides and
+#: isolates that reorder what a reader sees (the "trojan source" characters)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal(text: str) -> str:
+    """``text`` for a terminal: newlines and tabs kept, every other control character written out."""
+    return _UNSAFE.sub(_shown, text)
+
+
+def web_url(url: object) -> str | None:
+    """``url`` when it is an ``http``/``https`` URL with a host and nothing hidden in it, else None."""
+    if not isinstance(url, str) or _UNSAFE.search(url) or _LINE_BREAKS.search(url) or url != url.strip():
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else None
+
+
+def markdown_cell(text: str) -> str:
+    """One Markdown table cell: HTML escaped, one line, pipes escaped, controls written out."""
+    one_line = _LINE_BREAKS.sub(" ", text)
+    # ``<`` opens every tag and ``&`` every entity; ``>`` alone is harmless and stays readable (``>900 s``)
+    return terminal(one_line.replace("&", "&amp;").replace("<", "&lt;")).replace("|", "\\|")
+
+
+def markdown_url(url: str) -> str:
+    """A link target inside ``(...)``: spaces, pipes, brackets, quotes and angle brackets encoded."""
+    return quote(url, safe=":/?#@!$&*+,;=%~-._")
+
+
+def csv_cell(value: object) -> object:
+    """A CSV value a spreadsheet shows as text: a string that would start a formula gets a
+    leading ``'`` (a plain number such as ``-1.5`` is left as it is)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not FLOAT_RE.fullmatch(value):
+        return "'" + value
+    return value
