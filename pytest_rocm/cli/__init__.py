@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matrix": ("pytest_rocm.cli.matrix", "list the ROCm/PyTorch combinations, or emit a CI job matrix"),
     "vet": ("pytest_rocm.cli.vet", "scan a library for CUDA-only code and judge it for ROCm"),
     "doctor": ("pytest_rocm.cli.doctor", "diagnose a broken ROCm/PyTorch setup and say how to fix it"),
+    "capture": ("pytest_rocm.cli.capture", "record the aten ops a program runs, for --rocm-workload"),
 }
 
 EXIT_USAGE = 2
