@@ -11,7 +11,9 @@ stays cheap when pytest loads the plugin.
   ``device_string(config)``;
 - for a test or a suite: ``INFO_PROPERTY`` (``record_property(INFO_PROPERTY, {...})`` puts facts
   in the report's ``info``), ``skip_not_installed`` / ``not_installed_reason`` (a skip the report
-  counts as ``not-installed``).
+  counts as ``not-installed``);
+- workloads: ``capture()`` (torch), a context manager that records the distinct aten op calls of
+  its block for ``--rocm-workload`` (docs/workload.md).
 
 ``pytest_rocm.parity.strategies`` (hypothesis) stays an explicit import.
 """
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, not_installed_reason
+    from pytest_rocm.workload.capture import capture
 
 __version__ = "0.1.0"
 
@@ -43,6 +46,7 @@ _LAZY: dict[str, str] = {
     "device_string": "pytest_rocm.plugin.session",
     "INFO_PROPERTY": "pytest_rocm.report.outcomes",
     "not_installed_reason": "pytest_rocm.report.outcomes",
+    "capture": "pytest_rocm.workload.capture",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
@@ -54,6 +58,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "ParityResult",
     "__version__",
     "assert_parity",
+    "capture",
     "device_string",
     "get_device",
     "get_environment",
