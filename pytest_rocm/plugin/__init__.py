@@ -32,6 +32,7 @@ pytest_plugins = [
     "pytest_rocm.plugin.fixtures",
     "pytest_rocm.plugin.scale",
     "pytest_rocm.plugin.perf",
+    "pytest_rocm.plugin.workload",
 ]
 
 #: workerinput keys through which the xdist controller hands the environment over

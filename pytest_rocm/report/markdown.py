@@ -48,6 +48,8 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
         feature = _esc(row.feature)
         if row.issue and row.issue.issue:
             feature += f" ([{_esc(row.issue.issue_text())}]({row.issue.issue.get('url', '')}))"
+        if row.issue and row.issue.detail:
+            feature += f": `{_esc(row.issue.detail)}`"
         out.append(f"| {feature} | " + " | ".join(cells) + f" | {row.status_text} |")
     return out
 

@@ -46,8 +46,9 @@ class Replay:
     reference: str  # "cpu float64" or "cpu <captured dtypes>"
     regimes: list[str]
     backward: bool
-    #: median seconds of one device call (random regime), when timed
-    seconds: float | None = None
+    #: seconds of each timed device call (random regime), when timed, and the work of one call
+    times: list[float] = field(default_factory=list)
+    work: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -220,7 +221,9 @@ def replay(signature: Mapping[str, Any], device: torch.device, *, seed: int = 0,
     result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
     replayed = Replay(result, reference_kind, done, backward)
     if time_it:
-        replayed.seconds = time_call(func, Maker(signature, device, "random", seed).build()[0], device)
+        built = Maker(signature, device, "random", seed).build()[0]
+        replayed.times = time_call(func, built, device)
+        replayed.work = work_of(func, built)
     return replayed
 
 
@@ -233,8 +236,22 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_call(func: Any, built: Built, device: torch.device, reps: int = 5) -> float:
-    """Median seconds of one call on the device (after one warm-up call)."""
+def work_of(func: Any, built: Built) -> dict[str, float]:
+    """``{"flops": n}`` where torch's flop counter knows the op (matmuls, convolutions,
+    attention), else ``{"bytes": n}``: the bytes of its tensor inputs and outputs."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        out = _call(func, built)
+    flops = counter.get_total_flops()
+    if flops:
+        return {"flops": float(flops)}
+    tensors = [t for _, t in _inputs(built)] + [t for _, t in leaves(out, "out")]
+    return {"bytes": float(sum(t.numel() * t.element_size() for t in tensors))}
+
+
+def time_call(func: Any, built: Built, device: torch.device, reps: int = 5) -> list[float]:
+    """Seconds of each of ``reps`` calls on the device (after one warm-up call)."""
     with torch.no_grad():
         _call(func, built)
         _sync(device)
@@ -244,7 +261,7 @@ def time_call(func: Any, built: Built, device: torch.device, reps: int = 5) -> f
             _call(func, built)
             _sync(device)
             times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return times
 
 
 __all__ = ["DeviceFailed", "NotReplayable", "Replay", "replay", "resolve_op"]
