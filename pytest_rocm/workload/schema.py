@@ -67,6 +67,15 @@ def load_workload(path: str | os.PathLike[str]) -> dict[str, Any]:
     return validate(document, where)
 
 
+def workload_problem(path: str | os.PathLike[str]) -> str | None:
+    """The one line saying why ``path`` is not a usable workload file, or None."""
+    try:
+        load_workload(path)
+    except WorkloadError as exc:
+        return str(exc)
+    return None
+
+
 def write_workload(path: str | os.PathLike[str], document: Mapping[str, Any]) -> None:
     """Write atomically: a reader (or a killed capture) never sees half a file."""
     target = Path(path)
@@ -80,4 +89,4 @@ def replayable(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in document["signatures"] if not s.get("not_replayable")]
 
 
-__all__ = ["SCHEMA", "WorkloadError", "load_workload", "replayable", "validate", "write_workload"]
+__all__ = ["SCHEMA", "WorkloadError", "load_workload", "replayable", "validate", "workload_problem", "write_workload"]
