@@ -135,8 +135,9 @@ def _no_dropout(func: Any, args: list[dict[str, Any]], kwargs: dict[str, dict[st
     """A seeded op called with dropout 0 (``scaled_dot_product_attention`` in eval or inference)."""
     for position, argument in enumerate(func._schema.arguments):
         if argument.name in _DROPOUT_ARGS:
-            value = kwargs.get(argument.name) or (args[position] if position < len(args) else None)
-            return value is None or value.get("value") in (0, 0.0)
+            given = kwargs.get(argument.name) or (args[position] if position < len(args) else None)
+            value = given.get("value") if given is not None else argument.default_value
+            return value is not None and not isinstance(value, bool) and value == 0
     return False
 
 
