@@ -104,9 +104,13 @@ def test_ops_that_cannot_be_replayed_are_listed_with_the_reason() -> None:
 
 
 def test_the_file_is_written_when_the_block_raises(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit), pytest_rocm.capture(tmp_path / "ops.json"):
-        torch.ones(2).sum()
-        raise SystemExit(3)
+    def script() -> None:
+        with pytest_rocm.capture(tmp_path / "ops.json"):
+            torch.ones(2).sum()
+            raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        script()
     document = load_workload(tmp_path / "ops.json")
     assert document["exit_status"] == 3 and _by_op(document, "aten.sum.default")
 
