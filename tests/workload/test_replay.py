@@ -119,7 +119,7 @@ def test_an_in_place_op_is_judged_by_what_it_wrote() -> None:
 
 def test_what_cannot_be_replayed_says_why() -> None:
     sig = only(captured(lambda: torch.ones(3).exp()), "aten.exp.default")
-    with pytest.raises(NotReplayable, match="has no op aten.no_such_op.default"):
+    with pytest.raises(NotReplayable, match=r"has no op aten\.no_such_op\.default"):
         replay({**copy.deepcopy(sig), "op": "aten.no_such_op.default"}, CPU)
     with pytest.raises(NotReplayable, match="random op"):
         replay(only(captured(lambda: torch.rand(3)), "aten.rand.default"), CPU)
