@@ -29,10 +29,8 @@ class CaptureOutcome:
 def run_captured(command: Sequence[str], output: Path) -> CaptureOutcome:
     """Run ``command`` with capture on; the workload file is at ``output`` afterwards if it ran."""
     output = output.resolve()
-    partial = output.with_name(output.name + ".partial")
-    for stale in (output, partial):  # an earlier capture must not pass for this one
-        if stale.is_file():
-            stale.unlink()
+    if output.is_file():  # an earlier capture must not pass for this one
+        output.unlink()
     with tempfile.TemporaryDirectory(prefix="rocm-capture-") as site:
         env = dict(os.environ)
         env[OUTPUT_VARIABLE] = str(output)

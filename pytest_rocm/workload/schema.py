@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pytest_rocm.env.schemas import duplicates, first_problem
-from pytest_rocm.env.textfile import UserFileError, read_text
+from pytest_rocm.env.textfile import UserFileError, read_json
+from pytest_rocm.report.files import write_text_atomic
 
 SCHEMA = "pytest-rocm/workload/1"
 
@@ -55,16 +55,11 @@ def validate(document: Any, source: str) -> dict[str, Any]:
 
 def load_workload(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a workload file; WorkloadError (one line) on any fault."""
-    where = os.fspath(path)
     try:
-        text = read_text(path, "workload file")
+        document = read_json(path, "workload file")
     except UserFileError as exc:
         raise WorkloadError(str(exc)) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    return validate(document, where)
+    return validate(document, os.fspath(path))
 
 
 def workload_problem(path: str | os.PathLike[str]) -> str | None:
@@ -77,12 +72,8 @@ def workload_problem(path: str | os.PathLike[str]) -> str | None:
 
 
 def write_workload(path: str | os.PathLike[str], document: Mapping[str, Any]) -> None:
-    """Write atomically: a reader (or a killed capture) never sees half a file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, target)
+    """Write atomically (a reader, or a capture killed while writing, never sees half a file)."""
+    write_text_atomic(os.fspath(path), json.dumps(document, indent=1, allow_nan=False) + "\n", make_folders=True)
 
 
 def replayable(document: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -109,7 +109,7 @@ def test_a_bad_document_is_one_line_naming_the_field(doc: Any, message: str) -> 
 def test_a_file_that_is_not_json_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "ops.json"
     path.write_text('{"schema":\n  oops}')
-    with pytest.raises(WorkloadError, match=r"ops.json: not JSON \(line 2, column 3"):
+    with pytest.raises(WorkloadError, match=r"ops.json: not valid JSON \(line 2, column 3"):
         load_workload(path)
     with pytest.raises(WorkloadError, match="no such file"):
         load_workload(tmp_path / "missing.json")
