@@ -12,6 +12,7 @@ records it as the row's ``perf``. torch is imported only when a row runs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from typing import Any
 import pytest
 
 from pytest_rocm.plugin import session as state
-from pytest_rocm.report.outcomes import INFO_PROPERTY
+from pytest_rocm.plugin.perf import BUDGETS
+from pytest_rocm.plugin.scale import get_scale
+from pytest_rocm.report.outcomes import INFO_PROPERTY, PERF_PROPERTY
 from pytest_rocm.workload.schema import WorkloadError, load_workload
 from pytest_rocm.workload.signature import signature_text
 
@@ -98,26 +101,20 @@ class WorkloadRow(pytest.Item):
         }
         self.user_properties.append((INFO_PROPERTY, info))
         device = torch.device(state.device_string(self.config))
+        budget = BUDGETS[get_scale(self.config)] if settings.workload_perf else None
         try:
-            replayed = replay(self.signature, device, time_it=settings.workload_perf)
+            replayed = replay(self.signature, device, perf=budget)
         except NotReplayable as exc:
             info["not_replayable"] = str(exc)
             pytest.skip(f"not replayable: {exc}")
         except DeviceFailed as exc:
             pytest.fail(f"{info['signature']}: {exc}", pytrace=False)
         info.update(reference=replayed.reference, regimes=replayed.regimes, backward=replayed.backward)
-        if replayed.times:
-            self._record_perf(replayed.times, replayed.work, device)
+        if replayed.perf is not None:
+            self.user_properties.append((PERF_PROPERTY, json.loads(json.dumps(replayed.perf))))
         announce(replayed.result)
         if replayed.result.failures:
             pytest.fail(failure_message(replayed.result), pytrace=False)
-
-    def _record_perf(self, times: list[float], work: dict[str, float], device: Any) -> None:
-        from pytest_rocm.perf.stats import build_perf_record
-        from pytest_rocm.report.outcomes import PERF_PROPERTY
-
-        record = build_perf_record(times, work or None, name=self.signature["op"], device=str(device))
-        self.user_properties.append((PERF_PROPERTY, dict(record)))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return NODE, None, f"{NODE}/{self.name}"

@@ -15,7 +15,6 @@ An op that has no float64 CPU kernel is compared with the CPU at the captured dt
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,9 +45,8 @@ class Replay:
     reference: str  # "cpu float64" or "cpu <captured dtypes>"
     regimes: list[str]
     backward: bool
-    #: seconds of each timed device call (random regime), when timed, and the work of one call
-    times: list[float] = field(default_factory=list)
-    work: dict[str, float] = field(default_factory=dict)
+    #: the perf record of the device call (random inputs), when timed (``perf.measure``)
+    perf: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -181,8 +179,11 @@ def _backward(
     return True
 
 
-def replay(signature: Mapping[str, Any], device: torch.device, *, seed: int = 0, time_it: bool = False) -> Replay:
+def replay(
+    signature: Mapping[str, Any], device: torch.device, *, seed: int = 0, perf: Mapping[str, Any] | None = None
+) -> Replay:
     """Replay one signature on ``device``; the ParityResult holds every comparison (check ``ok``).
+    ``perf``: also time the device call with ``perf.measure`` and these settings (warmup, reps...).
 
     NotReplayable when it cannot run here; DeviceFailed when the device raised and the CPU did not."""
     reason = signature.get("not_replayable")
@@ -220,20 +221,13 @@ def replay(signature: Mapping[str, Any], device: torch.device, *, seed: int = 0,
             break  # integer outputs, or nothing floating to vary: the other regimes prove nothing more
     result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
     replayed = Replay(result, reference_kind, done, backward)
-    if time_it:
-        built = Maker(signature, device, "random", seed).build()[0]
-        replayed.times = time_call(func, built, device)
-        replayed.work = work_of(func, built)
+    if perf is not None:
+        replayed.perf = measure_call(func, Maker(signature, device, "random", seed).build()[0], device, perf)
     return replayed
 
 
 def _inputs(built: Built) -> list[tuple[str, torch.Tensor]]:
     return [*leaves(built.args, "args"), *leaves(list(built.kwargs.values()), "kwargs")]
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def work_of(func: Any, built: Built) -> dict[str, float]:
@@ -250,18 +244,25 @@ def work_of(func: Any, built: Built) -> dict[str, float]:
     return {"bytes": float(sum(t.numel() * t.element_size() for t in tensors))}
 
 
-def time_call(func: Any, built: Built, device: torch.device, reps: int = 5) -> list[float]:
-    """Seconds of each of ``reps`` calls on the device (after one warm-up call)."""
-    with torch.no_grad():
-        _call(func, built)
-        _sync(device)
-        times = []
-        for _ in range(reps):
-            start = time.perf_counter()
-            _call(func, built)
-            _sync(device)
-            times.append(time.perf_counter() - start)
-    return times
+def measure_call(func: Any, built: Built, device: torch.device, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The device call's perf record, as the ``perf`` fixture makes one (no autograd recording)."""
+    from pytest_rocm.perf.measure import measure
+
+    dtypes = [t.dtype for _, t in _inputs(built) if t.is_floating_point()]
+
+    def call() -> Any:
+        with torch.no_grad():
+            return _call(func, built)
+
+    record = measure(
+        call,
+        work=work_of(func, built),
+        name=str(func),
+        dtype=_dtype_name(dtypes[0]) if dtypes else None,
+        device=device,
+        **settings,
+    )
+    return dict(record)
 
 
 __all__ = ["DeviceFailed", "NotReplayable", "Replay", "replay", "resolve_op"]

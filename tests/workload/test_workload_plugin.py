@@ -174,7 +174,8 @@ def test_rows_are_tests_like_any_other(pytester: pytest.Pytester, captures: dict
     got = outcomes(report)
     assert got == {"own/own": "passed", **{row_name(s): "passed" for s in addmm}}
     (row,) = [r for r in report["results"] if r["feature"] == row_name(addmm[0])]
-    assert row["perf"]["reps"] == 5 and row["perf"]["work"] == {"flops": 2.0 * 4 * 16 * 10}
+    assert row["perf"]["reps"] >= 3 and row["perf"]["median_s"] > 0
+    assert row["perf"]["work"] == {"flops": 2.0 * 4 * 16 * 10} and row["perf"]["unit"] == "GFLOP/s"
 
 
 def test_rows_run_under_xdist_and_the_plugin_imports_no_torch_to_collect_them(
