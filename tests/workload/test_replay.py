@@ -123,3 +123,52 @@ def test_what_cannot_be_replayed_says_why() -> None:
         replay({**copy.deepcopy(sig), "op": "aten.no_such_op.default"}, CPU)
     with pytest.raises(NotReplayable, match="random op"):
         replay(only(captured(lambda: torch.rand(3)), "aten.rand.default"), CPU)
+
+
+def _flash_signature(grad: bool) -> dict[str, Any]:
+    """A signature of CUDA's fused flash attention as a GPU capture records it (built from a CPU
+    capture of the CPU variant, whose arguments it shares)."""
+    q = torch.randn(2, 4, 16, 8, requires_grad=grad)
+    sig = only(
+        captured(lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)),
+        "aten._scaled_dot_product_flash_attention_for_cpu.default",
+    )
+    sig = copy.deepcopy(sig)
+    sig["op"] = "aten._scaled_dot_product_flash_attention.default"
+    for arg in sig["args"]:
+        if "tensor" in arg:
+            arg["tensor"]["device"] = "cuda"
+    return sig
+
+
+class FusedOnThisDevice:
+    """Stands in for the GPU's flash kernel (none on the CPU): the CPU's fused one, times ``factor``."""
+
+    def __init__(self, factor: float = 1.0) -> None:
+        self._schema = torch.ops.aten._scaled_dot_product_flash_attention.default._schema
+        self.factor = factor
+
+    def __call__(self, q: Any, k: Any, v: Any, dropout_p: float = 0.0, is_causal: bool = False, **kw: Any) -> Any:
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(
+            q, k, v, dropout_p, is_causal, scale=kw.get("scale")
+        )
+        return out * self.factor, lse
+
+
+def test_a_gpu_capture_s_fused_attention_is_checked_against_math_attention(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_rocm.workload import replay as module
+    from pytest_rocm.workload.references import flash
+
+    q, k, v = (torch.randn(2, 4, 16, 8, dtype=torch.float64) for _ in range(3))
+    (out,) = flash(q, k, v, 0.0, True)
+    torch.testing.assert_close(out, torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True))
+    sig = _flash_signature(grad=True)
+    with pytest.raises(NotReplayable, match="has no cpu kernel here"):  # the CPU is not that GPU
+        replay(sig, CPU)
+    monkeypatch.setattr(module, "resolve_op", lambda name: FusedOnThisDevice())
+    replayed = replay(sig, CPU)
+    assert replayed.reference == "cpu float64 (math attention)" and replayed.backward
+    assert not replayed.result.failures
+    assert {c.name for c in replayed.result.comparisons} >= {"random: out[0]", "random: grad arg0"}
+    monkeypatch.setattr(module, "resolve_op", lambda name: FusedOnThisDevice(1.01))
+    assert replay(sig, CPU).result.failures
