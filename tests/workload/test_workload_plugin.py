@@ -193,3 +193,20 @@ def test_rows_run_under_xdist_and_the_plugin_imports_no_torch_to_collect_them(
     ran.assert_outcomes(
         passed=len([s for s in signatures(captures["cnn"]) if "addmm" in s["op"] or "convolution" in s["op"]])
     )
+
+
+def test_rocm_compat_run_replays_the_workload_alone(tmp_path: Path, captures: dict[str, Path]) -> None:
+    (tmp_path / "test_not_mine.py").write_text("def test_never():\n    raise AssertionError\n")
+    command = [sys.executable, "-m", "pytest_rocm.cli", "run", "--workload", str(captures["cnn"])]
+    done = subprocess.run(
+        [*command, "--label", "cnn-here", "--reports-dir", "reports", "-k", "addmm", "-p", "no:randomly"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads((tmp_path / "reports" / "cnn-here.json").read_text())
+    (addmm,) = [s for s in signatures(captures["cnn"]) if s["op"] == "aten.addmm.default"]
+    assert outcomes(report) == {row_name(addmm): "passed"}
+    assert row_name(addmm) in (tmp_path / "reports" / "cnn-here.md").read_text()
