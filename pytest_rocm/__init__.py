@@ -5,13 +5,23 @@ stable interface of the commands: docs/design.md). Importing this package import
 nor pytest: each name is loaded from its module on first use (PEP 562), so ``import pytest_rocm``
 stays cheap when pytest loads the plugin.
 
-- parity: ``assert_parity`` (torch), ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
+- parity: ``assert_parity`` (torch), ``ParityOptions`` (how it judges, as one object),
+  ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
 - the environment: ``Environment``, ``Device`` (to type the ``rocm_env`` fixture), and for a
   conftest or another plugin ``get_environment(config)``, ``get_device(config)``,
   ``device_string(config)``;
 - for a test or a suite: ``INFO_PROPERTY`` (``record_property(INFO_PROPERTY, {...})`` puts facts
-  in the report's ``info``), ``skip_not_installed`` / ``not_installed_reason`` (a skip the report
-  counts as ``not-installed``);
+  in the report's ``info``), ``PARITY_PROPERTY`` (parity records of a test that compares by
+  itself), ``skip_not_installed`` / ``not_installed_reason`` (a skip the report counts as
+  ``not-installed``), ``distribution_version`` (an installed distribution's version, never
+  importing it);
+- tolerances: ``DEFAULT_DTYPES``, ``LOW_PRECISION_DTYPES``, ``EPS`` (machine epsilon per dtype),
+  ``default_tolerance(dtype, reduction_length)``;
+- the backend: ``torch_backend(torch)`` (what the build is for), ``device_backend(device, torch)``;
+- scale: ``scale_cases("case", {id: (ci_value, full_value)})`` (the ``rocm_scaled`` marker from a
+  table; ``pytest_rocm.plugin.scale.cases``);
+- attention: ``sdpa_not_offered_hint(arch, variables)``, and from the profiler
+  ``kernel_names(fn)`` (torch) and ``sdpa_backend_from_names(names)``;
 - workloads: ``capture()`` (torch), a context manager that records the distinct aten op calls of
   its block for ``--rocm-workload`` (docs/workload.md).
 
@@ -24,18 +34,26 @@ import importlib
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
-    from pytest_rocm.env.model import Device, Environment
+    from pytest_rocm.doctor.facts import sdpa_not_offered_hint
+    from pytest_rocm.env.model import Device, Environment, device_backend, torch_backend
+    from pytest_rocm.env.seam import distribution_version
     from pytest_rocm.parity.check import assert_parity
+    from pytest_rocm.parity.options import ParityOptions
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
+    from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES, default_tolerance
+    from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
+    from pytest_rocm.plugin.scale import cases as scale_cases
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
-    from pytest_rocm.report.outcomes import INFO_PROPERTY, not_installed_reason
+    from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
     from pytest_rocm.workload.capture import capture
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it (imported on first use)
+#: public name -> the module that defines it, ``module:attribute`` where the names differ
+#: (imported on first use)
 _LAZY: dict[str, str] = {
     "assert_parity": "pytest_rocm.parity.check",
+    "ParityOptions": "pytest_rocm.parity.options",
     "ParityResult": "pytest_rocm.parity.result",
     "ParityError": "pytest_rocm.parity.result",
     "DtypeUnsupported": "pytest_rocm.parity.result",
@@ -45,25 +63,50 @@ _LAZY: dict[str, str] = {
     "get_device": "pytest_rocm.plugin.session",
     "device_string": "pytest_rocm.plugin.session",
     "INFO_PROPERTY": "pytest_rocm.report.outcomes",
+    "PARITY_PROPERTY": "pytest_rocm.report.outcomes",
     "not_installed_reason": "pytest_rocm.report.outcomes",
+    "distribution_version": "pytest_rocm.env.seam",
+    "DEFAULT_DTYPES": "pytest_rocm.parity.tolerances",
+    "LOW_PRECISION_DTYPES": "pytest_rocm.parity.tolerances",
+    "EPS": "pytest_rocm.parity.tolerances",
+    "default_tolerance": "pytest_rocm.parity.tolerances",
+    "torch_backend": "pytest_rocm.env.model",
+    "device_backend": "pytest_rocm.env.model",
+    "scale_cases": "pytest_rocm.plugin.scale:cases",
+    "sdpa_not_offered_hint": "pytest_rocm.doctor.facts",
+    "kernel_names": "pytest_rocm.perf.backend",
+    "sdpa_backend_from_names": "pytest_rocm.perf.backend",
     "capture": "pytest_rocm.workload.capture",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
+    "DEFAULT_DTYPES",
+    "EPS",
     "INFO_PROPERTY",
+    "LOW_PRECISION_DTYPES",
+    "PARITY_PROPERTY",
     "Device",
     "DtypeUnsupported",
     "Environment",
     "ParityError",
+    "ParityOptions",
     "ParityResult",
     "__version__",
     "assert_parity",
     "capture",
+    "default_tolerance",
+    "device_backend",
     "device_string",
+    "distribution_version",
     "get_device",
     "get_environment",
+    "kernel_names",
     "not_installed_reason",
+    "scale_cases",
+    "sdpa_backend_from_names",
+    "sdpa_not_offered_hint",
     "skip_not_installed",
+    "torch_backend",
 ]
 
 
@@ -77,10 +120,11 @@ def skip_not_installed(dist: str, detail: str = "") -> NoReturn:
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attribute = where.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
     globals()[name] = value  # once loaded, a plain attribute
     return value
 

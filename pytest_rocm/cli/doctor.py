@@ -1,6 +1,7 @@
 """``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
 
-Exit status: 0 no failing check, 1 a failing check, 2 bad input.
+Exit status: 0 no failing check, 1 a failing check, 2 bad input. ``--knowledge-age``: 1 when a
+bundled fact names no source.
 """
 
 from __future__ import annotations
@@ -10,12 +11,7 @@ import json
 import sys
 
 from pytest_rocm.cli.argtypes import path_text
-from pytest_rocm.doctor.checks import diagnose
-from pytest_rocm.doctor.render import (
-    errors_table,
-    probe_extras,
-    render_text,
-)
+from pytest_rocm.doctor.render import errors_table, render_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 
@@ -28,6 +24,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="diagnose a recorded environment (rocm-compat env --json) instead of this machine",
     )
     parser.add_argument(
+        "--knowledge-age",
+        action="store_true",
+        help="list the bundled facts last dated more than a year ago, the undated ones and any without a source",
+    )
+    parser.add_argument(
         "--errors-table",
         action="store_true",
         help="print the table of known errors and the check that catches each (Markdown)",
@@ -38,21 +39,26 @@ def run(args: argparse.Namespace) -> int:
     if args.errors_table:
         print(errors_table())
         return 0
+    if args.knowledge_age:
+        import datetime as dt
+
+        from pytest_rocm.doctor.sources import audit, render_age
+
+        entries, unsourced = audit()
+        print(render_age(entries, unsourced, dt.datetime.now(dt.timezone.utc).date()))
+        return 1 if unsourced else 0
+    from pytest_rocm.doctor.probe import diagnose_machine
     from pytest_rocm.env.seam import Seam, SysrootError
 
     try:
-        seam = Seam()
-        if args.env:
-            env = Environment.load(args.env)
-        else:
-            from pytest_rocm.env.detect import detect_environment
-
-            env = detect_environment(seam)
+        seam = Seam()  # checks PYTEST_ROCM_SYSROOT: a bad one is bad input, with --env too
+        recorded = Environment.load(args.env) if args.env else None
+        # was this torch build published: PyTorch's index answers when it can be reached (here
+        # only: the pytest header never waits on a network), the bundled snapshot when not
+        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam, ask_index=True).checks
     except (EnvironmentFileError, SysrootError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
-    # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
-    checks = diagnose(env, None if args.env else probe_extras(seam, env))
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

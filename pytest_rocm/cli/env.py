@@ -41,24 +41,16 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # detect lazily: this module is imported for --help too
-    from pytest_rocm.doctor.checks import diagnose, problem_lines
-    from pytest_rocm.doctor.render import probe_extras
-    from pytest_rocm.env.detect import detect_environment
-    from pytest_rocm.env.seam import Seam, SysrootError
+    from pytest_rocm.doctor.checks import problem_lines
+    from pytest_rocm.doctor.probe import diagnose_machine
+    from pytest_rocm.env.seam import SysrootError
 
-    if args.env_file:
-        try:
-            env = Environment.load(args.env_file)
-        except EnvironmentFileError as exc:
-            return _fail(str(exc))
-        extras = None  # a recording: this machine's probes would describe another machine
-    else:
-        try:
-            seam = Seam()  # checks PYTEST_ROCM_SYSROOT
-        except SysrootError as exc:
-            return _fail(str(exc))
-        env = detect_environment(seam)
-        extras = probe_extras(seam, env)
+    try:
+        recorded = Environment.load(args.env_file) if args.env_file else None
+        diagnosis = diagnose_machine(recorded, recorded=recorded is not None)
+    except (EnvironmentFileError, SysrootError) as exc:
+        return _fail(str(exc))
+    env = diagnosis.env
     text = env.to_json()
     if args.output:
         from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
@@ -73,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.output:
             print(text)
     else:
-        print(format_summary(env, problem_lines(diagnose(env, extras))))
+        print(format_summary(env, problem_lines(diagnosis.checks)))
         if args.output:
             print(f"wrote {args.output}")
     return EXIT_OK

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
-from types import FrameType
 
-from pytest_rocm._lifetime import dying_with_this_process
+from pytest_rocm._lifetime import run_supervised
 from pytest_rocm._resources import bundled_suites
 from pytest_rocm.cli.argtypes import label_text, path_text
 from pytest_rocm.env.model import Environment, has_accelerator
@@ -29,13 +26,6 @@ from pytest_rocm.workload.schema import workload_problem
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)
-#: seconds pytest gets to write its report after a forwarded signal, before it is terminated
-GRACE_S = 60.0
-#: a signal this soon after the first is the same stop delivered twice, not a second request: GNU
-#: timeout at its limit signals the command and then its whole process group, microseconds apart
-SAME_STOP_S = 1.0
-#: how often the wait for pytest looks at the signals received (seconds)
-_POLL_S = 0.1
 
 
 def detect() -> Environment:
@@ -44,24 +34,10 @@ def detect() -> Environment:
     return detect_environment()
 
 
-def install_advice(env: Environment) -> str:
-    """The torch install line for this machine, from the doctor's knowledge (the CPU index, a
-    CUDA index, or the ROCm index that carries the AMD GPU's gfx)."""
-    from pytest_rocm.doctor.facts import install_line
-    from pytest_rocm.doctor.render import probe_extras
-    from pytest_rocm.env.seam import Seam, SysrootError
-
-    try:
-        extras = probe_extras(Seam(), env)
-    except SysrootError:
-        from pytest_rocm.doctor.model import Extras
-
-        extras = Extras()
-    return install_line(env, extras)
-
-
 def no_torch_line(env: Environment) -> str:
     """One line instead of a run whose every test file fails to import torch (and an empty report)."""
+    from pytest_rocm.doctor.probe import install_advice
+
     what = env.torch_error or "torch is not installed"
     return f"rocm-compat run: {what}; the build for this machine: {install_advice(env)}"
 
@@ -99,46 +75,13 @@ def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
 
 
 def run_pytest(command: list[str]) -> int:
-    """Run pytest and wait; SIGTERM or SIGINT sent to this command (a cancelled CI job, Ctrl-C)
-    is passed on as SIGINT, pytest's own "stop and report what finished", so its report is
-    written and the table follows. A second signal (more than ``SAME_STOP_S`` after the first),
-    or pytest still running ``GRACE_S`` later, ends it with SIGKILL: its sidecar still holds every
-    finished result. This command killed outright (``timeout -k``) takes pytest with it.
-
-    pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
-    would cut its report short); the status is the signal's (128 + N) when one came."""
-    child = subprocess.Popen(dying_with_this_process(command), start_new_session=True)
-    received: list[tuple[int, float]] = []  # (signal, when): the handler only records
-
-    def record(signum: int, _frame: FrameType | None) -> None:
-        now = time.monotonic()
-        if not received or now - received[0][1] >= SAME_STOP_S:  # else the first one again
-            received.append((signum, now))
-
-    previous = {sig: signal.signal(sig, record) for sig in (signal.SIGTERM, signal.SIGINT)}
-    forwarded = 0
-    try:
-        # Polled, not one blocking wait: a wait interrupted by a signal resumes where it was
-        # (PEP 475), so the grace period and a second signal would otherwise never be acted on.
-        while True:
-            try:
-                status = child.wait(timeout=_POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if len(received) > forwarded:  # forwarded from here, not the handler: pytest unreaped
-                forwarded = len(received)
-                child.send_signal(signal.SIGINT if forwarded == 1 else signal.SIGKILL)
-            elif received and time.monotonic() - received[0][1] > GRACE_S:
-                child.kill()  # past the grace period: the sidecar keeps what finished
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if received:
-        first = received[0][0]
-        print(f"rocm-compat run: {signal.Signals(first).name} passed on to pytest", file=sys.stderr)
-        return 128 + first
-    return status
+    """Run pytest supervised (``_lifetime.run_supervised``: signals passed on as pytest's own
+    stop, a grace period, then SIGKILL); say when a signal came. The status is the signal's
+    (128 + N) when one came."""
+    done = run_supervised(command)
+    if done.signal is not None:
+        print(f"rocm-compat run: {signal.Signals(done.signal).name} passed on to pytest", file=sys.stderr)
+    return done.status
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:

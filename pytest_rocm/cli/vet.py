@@ -134,7 +134,7 @@ def _run_stack(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_rocm.vet import live as live_mod
+    from pytest_rocm.vet.live import live_check
     from pytest_rocm.vet.render import document, text
 
     problem = _problem(args)
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     live = None
     if args.run:
         folder = Path(target.root) if target.origin == "folder" else None
-        live = live_mod.live_check(
+        live = live_check(
             target.name,
             target.top_level,
             timeout=args.timeout,

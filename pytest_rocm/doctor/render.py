@@ -1,67 +1,17 @@
-"""The doctor's outputs: the probe of the facts beyond the Environment (``probe_extras``), the
-one-line summary, the full text of ``rocm-compat doctor`` and the README's error table.
+"""The doctor's outputs: the one-line summary, the full text of ``rocm-compat doctor`` and the
+README's error table.
 
 Every line about a check is its one-line form (``Check.line``), so the pytest header and
-``rocm-compat env`` print exactly what the doctor prints. Reads the machine only through the seam
-(tests drive it with fake sysfs trees), changes nothing, needs no GPU.
+``rocm-compat env`` print exactly what the doctor prints. Pure: reading the machine is
+``doctor.probe``'s.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pytest_rocm._resources import load_json
-from pytest_rocm.doctor.checks import Check, CheckStatus, Extras, knowledge, problems
-from pytest_rocm.env.model import Environment
-
-#: PCI classes of GPUs: display controllers (0x03xxxx) and processing accelerators (0x12xxxx, Instinct)
-GPU_CLASSES = ("0x03", "0x12")
-
-
-def probe_extras(seam: Any, env: Environment) -> Extras:
-    """The facts doctor needs beyond the Environment; every probe failure means 'unknown'."""
-    extras = Extras()
-    vendors = knowledge()["pci_vendors"]
-    try:
-        for device in sorted(seam.listdir("/sys/bus/pci/devices")):
-            base = f"/sys/bus/pci/devices/{device}"
-            try:
-                vendor = seam.read_text(f"{base}/vendor").strip().lower()
-                klass = seam.read_text(f"{base}/class").strip().lower()
-            except OSError:
-                continue
-            if not klass.startswith(GPU_CLASSES):
-                continue
-            if vendor == vendors["amd"]:
-                extras.pci_amd_gpus.append(device)
-            elif vendor == vendors["nvidia"]:
-                extras.pci_nvidia_gpus.append(device)
-    except OSError:
-        pass
-    extras.nvidia_driver = any(seam.exists(path) for path in vendors["nvidia_device_files"])
-    try:
-        extras.kernel_cmdline = seam.read_text("/proc/cmdline").strip()
-    except (OSError, ValueError):
-        extras.kernel_cmdline = None
-    path = env.variables.get("MIOPEN_USER_DB_PATH") or knowledge()["miopen_default_db"]["path"]
-    home = seam.getenv("HOME") or "~"
-    path = path.replace("~", home, 1) if path.startswith("~") else path
-    extras.miopen_path = path
-    extras.miopen_writable = _writable(seam.path(path))
-    return extras
-
-
-def _writable(path: Any) -> bool:
-    """Whether a folder can be written, or created below its nearest existing parent."""
-    current = path
-    while not current.exists():
-        if current.parent == current:
-            return False
-        current = current.parent
-    # a file where a folder should be cannot hold the cache, whoever we are (even root)
-    return current.is_dir() and os.access(current, os.W_OK | os.X_OK)
-
+from pytest_rocm.doctor.checks import Check, CheckStatus, problems
 
 #: how the summary names each problem status
 SUMMARY_LABELS: tuple[tuple[CheckStatus, str], ...] = (("fail", "failing"), ("warn", "warnings"))

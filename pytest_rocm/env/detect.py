@@ -219,6 +219,15 @@ def detect_environment(seam: Seam | None = None) -> Environment:
     return env
 
 
+def detect_system_environment(seam: Seam) -> Environment:
+    """What needs no torch: the kernel's view (sysfs) and the variables, HSA_OVERRIDE_GFX_VERSION_<node>
+    of each GPU node included (what the runtime applies first). Milliseconds: for the header
+    before the environment is detected."""
+    env = Environment(system=detect_system(seam), variables={v: seam.getenv(v) for v in VARIABLES})
+    env.variables.update(per_node_variables(seam, env.system.gpus, env.system.errors))
+    return env
+
+
 def _library_version(seam: Seam, name: str) -> str | None:
     for dist in LIBRARY_ALIASES.get(name, (name,)):
         version = seam.distribution_version(dist)

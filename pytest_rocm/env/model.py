@@ -193,11 +193,6 @@ class Environment:
             raise EnvironmentFileError(str(exc)) from None
         return cls.from_dict(data, source=str(Path(path)))
 
-    # -- convenience ----------------------------------------------------------------------
-    @property
-    def has_device(self) -> bool:
-        return bool(self.devices)
-
 
 def check_values(data: dict[str, Any], source: str) -> None:
     """The values, beyond their types: ranges, gfx names, PEP 440 versions (the JSON Schema

@@ -1,4 +1,5 @@
-"""The readable form of an Environment (``rocm-compat env``, ``pytest -v``)."""
+"""The readable form of an Environment: the one renderer, for ``rocm-compat env`` and the
+header of ``pytest -v`` (each line there prefixed ``rocm:   ``)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,25 @@ def format_size(n: int | None) -> str:
     return f"{n} B"
 
 
-def _yes_no(value: bool | None, yes: str = "yes", no: str = "NO") -> str:
+def yes_no(value: bool | None, yes: str = "yes", no: str = "NO") -> str:
+    """A fact that may be unknown: ``yes``, ``NO`` (what is wrong stands out) or ``unknown``."""
     return "unknown" if value is None else yes if value else no
 
 
 def format_summary(env: Environment, problems: list[str]) -> str:
-    """The readable form of an environment: what torch uses, what the kernel has, what is wrong
-    (``problems``: the doctor's one-line forms of its failing and warning checks)."""
+    """``rocm-compat env``: the environment's lines, then what is wrong (``problems``: the
+    doctor's one-line forms of its failing and warning checks)."""
+    lines = environment_lines(env)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        lines.append(f"doctor     {len(problems)} {noun} (`rocm-compat doctor` says how to fix them)")
+        lines.extend(f"  {p}" for p in problems)
+    return "\n".join(lines)
+
+
+def environment_lines(env: Environment) -> list[str]:
+    """The environment, one fact group a line: what torch uses, what the kernel has, the host,
+    the variables and libraries, what could not be read."""
     lines = [f"backend    {env.backend}"]
     if env.torch:
         build = f"hip {env.hip}, rocm {env.rocm}" if env.hip else f"cuda {env.cuda}" if env.cuda else "CPU-only build"
@@ -41,7 +54,7 @@ def format_summary(env: Environment, problems: list[str]) -> str:
         lines.append(
             f"  [{d.index}] {d.name}: {d.arch}{f' ({about})' if about else ''}, "
             f"{format_size(d.total_memory)}, {d.compute_units if d.compute_units is not None else '?'} {units}, "
-            f"in build: {_yes_no(d.in_build)}"
+            f"in build: {yes_no(d.in_build)}"
         )
     system = env.system
     lines.append(f"kernel     {len(system.gpus)} GPU(s) in the KFD topology")
@@ -69,11 +82,10 @@ def format_summary(env: Environment, problems: list[str]) -> str:
     set_vars = [f"{k}={v}" for k, v in env.variables.items() if v is not None]
     lines.append(f"variables  {' '.join(set_vars) if set_vars else 'none set'}")
     libs = [f"{k} {v}" for k, v in env.libraries.items() if v]
-    lines.append(f"libraries  {', '.join(libs) if libs else 'none installed'}")
-    for error in system.errors:
-        lines.append(f"unreadable {error}")
-    if problems:
-        noun = "problem" if len(problems) == 1 else "problems"
-        lines.append(f"doctor     {len(problems)} {noun} (`rocm-compat doctor` says how to fix them)")
-        lines.extend(f"  {p}" for p in problems)
-    return "\n".join(lines)
+    missing = [k for k, v in env.libraries.items() if not v]
+    lines.append(
+        f"libraries  {', '.join(libs) if libs else 'none installed'}"
+        + (f"; not installed: {', '.join(missing)}" if missing and libs else "")
+    )
+    lines.extend(f"unreadable {error}" for error in system.errors)
+    return lines

@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import torch
 
 from pytest_rocm.env.model import device_backend
 from pytest_rocm.parity import tolerances as tols
 from pytest_rocm.parity.metrics import Judge, Reference, compare_exact, compare_float, wrap_periodic, yardsticks
+from pytest_rocm.parity.options import ParityOptions
 from pytest_rocm.parity.result import (
     Comparison,
     DtypeUnsupported,
@@ -57,6 +58,11 @@ NONDETERMINISTIC_HINT = (
 )
 
 Leaves = list[tuple[str, Reference | None]]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from 3.11; a string here, never imported
+
+    from pytest_rocm.parity.options import ParitySettings
+
 _P = ParamSpec("_P")
 
 
@@ -80,26 +86,11 @@ def _announced(check: Callable[_P, ParityResult]) -> Callable[_P, ParityResult]:
 def assert_parity(
     fn: Callable[..., Any],
     *args: Any,
-    dtypes: Sequence[str] | str = tols.DEFAULT_DTYPES,
-    device: Any = None,
-    mode: str = "absolute",
-    grad: bool = False,
-    rtol: float | None = None,
-    atol: float | None = None,
-    normwise: float | None = None,
-    tolerances: Mapping[str, Mapping[str, float]] | None = None,
-    name: str | None = None,
     kwargs: Mapping[str, Any] | None = None,
-    reduction_length: int | None = None,
-    allow_vacuous: bool = False,
-    cpu_factor: float | None = None,
-    baseline: Callable[..., Any] | None = None,
-    reference_fn: Callable[..., Any] | None = None,
-    reference_dtype: str = "float64",
-    default_tolerances: Mapping[str, Mapping[str, float]] | None = None,
-    seed: int = 0,
-    module: torch.nn.Module | None = None,
-    periodic: float | Mapping[str, float] | None = None,
+    device: Any = None,
+    name: str | None = None,
+    options: ParityOptions | None = None,
+    **settings: Unpack[ParitySettings],
 ) -> ParityResult:
     """Run ``fn(*args, **kwargs)`` per dtype on ``device`` and compare with a float64 CPU reference.
 
@@ -114,9 +105,17 @@ def assert_parity(
     ``mode="model"`` judges the error against the reference rounded to the dtype after every op.
     ``periodic``: a period (or ``{output name: period}``) for outputs that wrap around.
     Raises ParityError on failure, DtypeUnsupported when a dtype has no kernel (and the rest passed).
+
+    The call is ``fn``, ``args``, ``kwargs``, ``device`` and ``name``; how it is judged is
+    ``options`` (:class:`~pytest_rocm.parity.options.ParityOptions`), each of whose fields may
+    also be given as a keyword here (overriding ``options``).
     """
+    opts = (options or ParityOptions()).updated(settings)
+    dtypes = tols.DEFAULT_DTYPES if opts.dtypes is None else opts.dtypes
+    mode, grad, cpu_factor, module = opts.mode, opts.grad, opts.cpu_factor, opts.module
+    allow_vacuous, baseline, reference_fn = opts.allow_vacuous, opts.baseline, opts.reference_fn
     dtype_names = _check_dtypes(dtypes)
-    ref_dtype = tols.canonical_dtype(reference_dtype)
+    ref_dtype = tols.canonical_dtype(opts.reference_dtype)
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}")
     if cpu_factor is not None and (
@@ -125,14 +124,14 @@ def assert_parity(
         raise ValueError(f"cpu_factor={cpu_factor!r} must be a number >= 0")
     if module is not None and not isinstance(module, torch.nn.Module):
         raise ValueError(f"module={module!r} is not a torch.nn.Module")
-    periods = tols.check_periodic(periodic)
-    call_layer = tols.check_overrides({"rtol": rtol, "atol": atol, "normwise": normwise})
-    per_dtype = tols.check_per_dtype(tolerances)
-    base_layer = tols.check_per_dtype(default_tolerances)
+    periods = tols.check_periodic(opts.periodic)
+    call_layer = tols.check_overrides({"rtol": opts.rtol, "atol": opts.atol, "normwise": opts.normwise})
+    per_dtype = tols.check_per_dtype(opts.tolerances)
+    base_layer = tols.check_per_dtype(opts.default_tolerances)
     dev = _device(device)
     op = name or _op_name(fn)
-    spec = RunSpec(args, dict(kwargs or {}), grad, seed, op, module)
-    k = reduction_length if reduction_length is not None else _reduction_length(fn, spec, mode)
+    spec = RunSpec(args, dict(kwargs or {}), grad, opts.seed, op, module)
+    k = opts.reduction_length if opts.reduction_length is not None else _reduction_length(fn, spec, mode)
     result = ParityResult(name=op, mode=mode, device=str(dev), dtypes=dtype_names)
     reference = reference_fn or fn
     cpu = torch.device("cpu")

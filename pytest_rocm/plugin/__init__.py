@@ -1,6 +1,6 @@
 """pytest entry point (``pytest11: rocm``): options, markers, the device under test, the header.
 
-Hooks stay thin and call pure functions (options, selection.select, markers.evaluate, header).
+Hooks stay thin and call pure functions (options, selection.select, marks.evaluate, header).
 Importing this module imports no torch, and a run whose tests use no marker or fixture of the
 plugin never detects the environment (detection imports torch). What forces detection: a plugin
 marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fixtures, an option
@@ -12,19 +12,24 @@ through the ``pytest_rocm_detect_environment`` hook (:mod:`pytest_rocm.plugin.ho
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import pytest
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
-from pytest_rocm.plugin import header, hookspecs, options, plan, xdist
-from pytest_rocm.plugin import marks as markers
-from pytest_rocm.plugin import session as state
+from pytest_rocm.env.seam import distribution_version
+from pytest_rocm.plugin import header, hookspecs, marks, options, plan, xdist
 from pytest_rocm.plugin.markcache import item_marks, refresh
 from pytest_rocm.plugin.selection import require_gpu_problem
-from pytest_rocm.report.outcomes import distribution_version
+from pytest_rocm.plugin.session import (
+    RocmState,
+    environment_if_known,
+    get_selection,
+    get_state,
+    install,
+    stop_prefetch,
+)
 
 pytest_plugins = [
     "pytest_rocm.plugin.aliases",
@@ -34,11 +39,6 @@ pytest_plugins = [
     "pytest_rocm.plugin.perf",
     "pytest_rocm.plugin.workload",
 ]
-
-#: workerinput keys through which the xdist controller hands the environment over
-WORKER_ENV = "rocm_environment"
-WORKER_SOURCE = "rocm_environment_source"
-WORKER_RECORDED = "rocm_environment_recorded"
 
 #: fixtures whose use means a test needs the environment
 ENV_FIXTURES = frozenset({"rocm_env", "rocm_device", "parity"})
@@ -68,13 +68,11 @@ def _check_sysroot() -> None:
         raise pytest.UsageError(message) from None
 
 
-def _initial_state(config: pytest.Config, settings: options.Settings) -> state.RocmState:
-    st = state.RocmState(settings)
-    worker: dict[str, Any] | None = getattr(config, "workerinput", None)
-    if worker and WORKER_ENV in worker:
-        st.environment = Environment.from_dict(json.loads(worker[WORKER_ENV]), "xdist controller")
-        st.source = worker.get(WORKER_SOURCE, "detected")
-        st.recorded = bool(worker.get(WORKER_RECORDED))
+def _initial_state(config: pytest.Config, settings: options.Settings) -> RocmState:
+    st = RocmState(settings)
+    handed = xdist.handed_environment(config)
+    if handed is not None:
+        st.environment, st.source, st.recorded = handed
     elif settings.env_file is not None:
         try:
             st.environment = Environment.load(settings.env_file)
@@ -87,7 +85,7 @@ def _initial_state(config: pytest.Config, settings: options.Settings) -> state.R
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    markers.register(config)
+    marks.register(config)
     config.pluginmanager.register(FixtureMarkers(), "rocm-fixture-markers")
     config.pluginmanager.register(PlanSummary(config), "rocm-plan-summary")
     if getattr(config.option, "help", False):
@@ -95,14 +93,12 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.resolve(config)
     options.publish(config, settings)
     _check_sysroot()
-    state.install(config, _initial_state(config, settings))
-    xdist.configure(config)  # one device per worker
-    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(XdistController(config), "rocm-xdist-controller")
+    install(config, _initial_state(config, settings))
+    xdist.configure(config)  # the environment and one device per worker
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state.stop_prefetch(config)  # a child detection nobody needed (the run ended first)
+    stop_prefetch(config)  # a child detection nobody needed (the run ended first)
 
 
 def _junit(config: pytest.Config) -> Any:
@@ -114,7 +110,7 @@ def _junit(config: pytest.Config) -> Any:
 
 
 def _needs_environment_now(config: pytest.Config) -> bool:
-    s = state.get_state(config).settings
+    s = get_state(config).settings
     return bool(
         s.gfx
         or isinstance(s.device, int)
@@ -128,8 +124,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not _needs_environment_now(config):
         return
-    sel = state.get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
-    settings = state.get_state(config).settings
+    sel = get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
+    settings = get_state(config).settings
     if settings.require_gpu:
         problem = require_gpu_problem(sel, settings)
         if problem:
@@ -137,10 +133,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 # -- markers ------------------------------------------------------------------------------------
-def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
+def _needs_environment(item: pytest.Item, parsed: list[marks.Parsed]) -> bool:
     """Whether the test reads the environment: a fixture of ours or a marker that does."""
     return not ENV_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) or any(
-        p.name in markers.ENV_NAMES for p in parsed
+        p.name in marks.ENV_NAMES for p in parsed
     )
 
 
@@ -148,17 +144,17 @@ def _needs_environment(item: pytest.Item, parsed: list[markers.Parsed]) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Validate every test's markers once; a bad one is a collection error naming the test. Only
     the plugin's own names are read: a short alias the project registered is the project's."""
-    refresh(config, state.get_state(config).settings.short_markers)  # sub-folders' conftests registered theirs
-    bad: list[tuple[pytest.Item, markers.MarkerError]] = []
+    refresh(config, get_state(config).settings.short_markers)  # sub-folders' conftests registered theirs
+    bad: list[tuple[pytest.Item, marks.MarkerError]] = []
     needs_env = False
     for item in items:
         try:
             parsed = item_marks(item)
-        except markers.MarkerError as exc:
+        except marks.MarkerError as exc:
             bad.append((item, exc))
             continue
         needs_env = needs_env or _needs_environment(item, parsed)
-    state.get_state(config).tests_need_environment = needs_env
+    get_state(config).tests_need_environment = needs_env
     if not bad:
         return
     dropped = {id(item) for item, _ in bad}
@@ -170,9 +166,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _version_lookup(config: pytest.Config) -> Any:
-    st = state.get_state(config)
+    st = get_state(config)
     recorded = st.environment.libraries if st.recorded and st.environment else None
-    return markers.library_lookup(recorded, distribution_version, st.source if recorded is not None else None)
+    return marks.library_lookup(recorded, distribution_version, st.source if recorded is not None else None)
 
 
 #: how many markers the item had when they were last decided (a fixture may add more)
@@ -209,17 +205,17 @@ class FixtureMarkers:
 def _apply_markers(item: pytest.Item) -> None:
     try:
         parsed = item_marks(item)
-    except markers.MarkerError as exc:  # a marker added after collection
+    except marks.MarkerError as exc:  # a marker added after collection
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     item.stash[_DECIDED_MARKS] = len(item.own_markers)
     if not parsed:
         return
-    needs_env = any(p.name in markers.ENV_NAMES for p in parsed)
-    sel = state.get_selection(item.config) if needs_env else None
-    decision = markers.evaluate(parsed, sel, _version_lookup(item.config))
+    needs_env = any(p.name in marks.ENV_NAMES for p in parsed)
+    sel = get_selection(item.config) if needs_env else None
+    decision = marks.evaluate(parsed, sel, _version_lookup(item.config))
     if decision.skip:
         raise pytest.skip.Exception(decision.skip, _use_item_location=True)
-    if sel is not None and sel.plan and any(p.name in markers.DEVICE_NAMES for p in parsed):
+    if sel is not None and sel.plan and any(p.name in marks.DEVICE_NAMES for p in parsed):
         # decided as on the plan's architecture; never executed on this machine's hardware
         xfail = decision.xfail[0] if decision.xfail else None
         raise pytest.skip.Exception(plan.would_run(sel.plan, xfail, sel.plan_wheel_gap), _use_item_location=True)
@@ -233,9 +229,9 @@ def _apply_markers(item: pytest.Item) -> None:
 
 # -- reporting ----------------------------------------------------------------------------------
 def _lines(config: pytest.Config) -> list[str]:
-    st = state.get_state(config)
+    st = get_state(config)
     st.header_shown = True
-    sel = state.get_selection(config)
+    sel = get_selection(config)
     # this machine's environment is judged as the doctor judges it, with the probed facts; a
     # recorded one describes another machine, so nothing here is probed for it
     checks = None if st.recorded else header.probed_diagnosis(sel.env)
@@ -244,21 +240,21 @@ def _lines(config: pytest.Config) -> list[str]:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    if hasattr(config, "workerinput"):  # what an xdist worker prints is thrown away: work for nothing
+    if xdist.is_worker(config):  # what an xdist worker prints is thrown away: work for nothing
         return []
-    if state.environment_if_known(config) is None:
+    if environment_if_known(config) is None:
         # the environment is decided after collection, only if a test needs it; until then the
         # checks that need no torch speak
         checks = header.system_diagnosis()
         lines = header.doctor_lines(checks) if checks else []
-        state.get_state(config).early_lines = frozenset(lines)
+        get_state(config).early_lines = frozenset(lines)
         return lines
     return _lines(config)
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
-    st = state.get_state(config)
-    if st.header_shown or not st.tests_need_environment or hasattr(config, "workerinput"):
+    st = get_state(config)
+    if st.header_shown or not st.tests_need_environment or xdist.is_worker(config):
         return []
     return _lines(config)
 
@@ -268,8 +264,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     """The environment lines a header could not show because the environment was found during the
     run (detected in a child process for the report while the tests ran): said at the end, so the
     log of a run with a report always names its environment."""
-    st = state.get_state(config)
-    if st.header_shown or hasattr(config, "workerinput") or state.environment_if_known(config) is None:
+    st = get_state(config)
+    if st.header_shown or xdist.is_worker(config) or environment_if_known(config) is None:
         return
     for line in _lines(config):
         terminalreporter.write_line(line)
@@ -280,8 +276,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     xml = _junit(session.config)
     if xml is None:
         return
-    st = state.get_state(session.config)
-    for name, value in header.junit_properties(state.get_selection(session.config), st.source):
+    st = get_state(session.config)
+    for name, value in header.junit_properties(get_selection(session.config), st.source):
         xml.add_global_property(name, value)
 
 
@@ -295,9 +291,9 @@ class PlanSummary:
         self.tally: plan.PlanTally | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if hasattr(self.config, "workerinput"):
+        if xdist.is_worker(self.config):
             return
-        st = state.get_state(self.config)
+        st = get_state(self.config)
         if st.selection is None or not st.selection.plan:
             return
         # one count per test: its setup when that did not pass (a skip), else its call
@@ -312,18 +308,3 @@ class PlanSummary:
             terminalreporter.section("rocm plan")
             for line in self.tally.lines():
                 terminalreporter.write_line(line)
-
-
-class XdistController:
-    """Registered only when pytest-xdist is installed (its hooks do not exist otherwise)."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        st = state.get_state(self.config)
-        env = state.get_environment(self.config)
-        node.workerinput[WORKER_ENV] = env.to_json(indent=None)
-        node.workerinput[WORKER_SOURCE] = st.source
-        node.workerinput[WORKER_RECORDED] = st.recorded

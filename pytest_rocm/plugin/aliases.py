@@ -15,13 +15,13 @@ from __future__ import annotations
 import pytest
 
 from pytest_rocm.plugin import marks
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import refresh
+from pytest_rocm.plugin.session import get_state
 
 
 @pytest.hookimpl(trylast=True)  # after the project's own plugins and conftests have registered theirs
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "help", False):
         return
-    names = refresh(config, state.get_state(config).settings.short_markers)
+    names = refresh(config, get_state(config).settings.short_markers)
     marks.register_aliases(config, [name for name in names if name in marks.ALIASES])

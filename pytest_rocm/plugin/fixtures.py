@@ -19,8 +19,8 @@ import pytest
 
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.markcache import tolerances_of
+from pytest_rocm.plugin.session import get_environment, get_selection, get_state
 from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 #: the low-precision dtypes parity_dtype runs a test for
@@ -31,7 +31,7 @@ LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 def rocm_env(pytestconfig: pytest.Config) -> Environment:
     """The session's environment (recorded with --rocm-env, supplied by a
     ``pytest_rocm_detect_environment`` hook, or detected once)."""
-    return state.get_environment(pytestconfig)
+    return get_environment(pytestconfig)
 
 
 def _import_torch(what: str) -> Any:
@@ -58,8 +58,8 @@ def live_device_problem(torch: Any, index: int, gfx: str) -> str | None:
 @pytest.fixture(scope="session")
 def rocm_device(pytestconfig: pytest.Config) -> Any:
     """The torch.device under test (``cuda:N`` for ROCm and CUDA, ``cpu`` with --rocm-device=cpu)."""
-    sel = state.get_selection(pytestconfig)
-    st = state.get_state(pytestconfig)
+    sel = get_selection(pytestconfig)
+    st = get_state(pytestconfig)
     if sel.forced_cpu:
         return _import_torch("the CPU device").device("cpu")
     device = sel.device
@@ -98,15 +98,20 @@ class Parity:
 
     def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
         from pytest_rocm.parity.check import DtypeUnsupported, assert_parity
+        from pytest_rocm.parity.options import FIELDS, ParityOptions
 
         kw.setdefault("device", self.device)
-        if self.dtype is not None:
-            kw.setdefault("dtypes", (self.dtype,))
+        # the options of this call, either form (options=..., or keywords), as one object
+        given = {k: kw.pop(k) for k in list(kw) if k in FIELDS}
+        options = (kw.pop("options", None) or ParityOptions()).updated(given, "parity")
+        if self.dtype is not None and options.dtypes is None:
+            options = options.updated({"dtypes": (self.dtype,)})
         if self.marker_tolerances:
             base = {d: dict(v) for d, v in self.marker_tolerances.items()}
-            for dtype, extra in (kw.get("default_tolerances") or {}).items():
+            for dtype, extra in (options.default_tolerances or {}).items():
                 base.setdefault(dtype, {}).update(extra)
-            kw["default_tolerances"] = base
+            options = options.updated({"default_tolerances": base})
+        kw["options"] = options
         try:  # recorded on the test by parity_recorded, as a direct assert_parity call is
             return assert_parity(fn, *args, **kw)
         except DtypeUnsupported as exc:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.env.render import format_size
+from pytest_rocm.env.render import environment_lines, format_size
 from pytest_rocm.plugin.selection import Selection
 
 if TYPE_CHECKING:
@@ -62,47 +62,8 @@ def header_line(sel: Selection, source: str) -> str:
 
 
 def verbose_lines(env: Environment) -> list[str]:
-    """The whole environment, one fact group a line (``-v``)."""
-    ind = PREFIX + "  "
-    out = [
-        ind
-        + f"torch {env.torch or '-'}, hip {env.hip or '-'}, cuda {env.cuda or '-'}"
-        + (f" ({env.torch_error})" if env.torch_error else "")
-    ]
-    out.append(ind + f"arch list: {', '.join(env.arch_list) or '-'}")
-    for d in env.devices:
-        feats = ",".join(f"{k}{'+' if v else '-'}" for k, v in d.features.items()) or "-"
-        mem = format_size(d.total_memory) if d.total_memory else "?"
-        in_build = {True: "yes", False: "NO", None: "?"}[d.in_build]
-        out.append(
-            ind + f"device {d.index}: {d.name}, arch {d.arch}, silicon {d.hardware_gfx or '?'}, "
-            f"features {feats}, memory {mem}, compute units {d.compute_units or '?'}, "
-            f"in build {in_build}"
-        )
-    s = env.system
-    yes = {True: "yes", False: "no", None: "?"}
-    out.append(
-        ind + f"system: kfd {yes[s.kfd]}, kfd access {yes[s.kfd_access]}, groups "
-        f"{','.join(s.groups) or '-'}, amdgpu {s.amdgpu_version or yes[s.amdgpu_loaded]}, "
-        f"ROCm installed {s.rocm_version or '-'}"
-    )
-    for g in s.gpus:
-        vram = format_size(g.vram) if g.vram else "?"
-        out.append(
-            ind + f"kernel gpu node {g.node}: {g.gfx or '?'}, vram {vram}, "
-            f"render minor {g.render_minor if g.render_minor is not None else '?'}"
-        )
-    for err in s.errors:
-        out.append(ind + f"unreadable: {err}")
-    set_vars = [f"{k}={v}" for k, v in env.variables.items() if v is not None]
-    out.append(ind + f"variables: {' '.join(set_vars) or 'none set'}")
-    libs = [f"{k} {v}" for k, v in env.libraries.items() if v]
-    missing = [k for k, v in env.libraries.items() if not v]
-    out.append(
-        ind + f"libraries: {', '.join(libs) or '-'}" + (f"; not installed: {', '.join(missing)}" if missing else "")
-    )
-    out.append(ind + f"python {env.python or '?'} on {env.platform or '?'}")
-    return out
+    """The whole environment (``-v``): the lines ``rocm-compat env`` prints, prefixed."""
+    return [PREFIX + "  " + line for line in environment_lines(env)]
 
 
 def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Check] | None = None) -> list[str]:
@@ -119,37 +80,28 @@ def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Che
 
 
 def probed_diagnosis(env: Environment) -> list[Check]:
-    """The doctor's diagnosis of this machine's environment with the probed extras (the PCI bus,
-    the MIOpen cache folder), as ``rocm-compat doctor`` judges it."""
+    """The doctor's diagnosis of this machine's environment with the probed extras, as
+    ``rocm-compat doctor`` judges it (without them when the sysroot is bad)."""
     from pytest_rocm.doctor.checks import diagnose
-    from pytest_rocm.doctor.render import probe_extras
-    from pytest_rocm.env.seam import Seam, SysrootError
+    from pytest_rocm.doctor.probe import diagnose_machine
+    from pytest_rocm.env.seam import SysrootError
 
     try:
-        seam = Seam()
+        return diagnose_machine(env).checks
     except SysrootError:
         return diagnose(env)
-    return diagnose(env, probe_extras(seam, env))
 
 
 def system_diagnosis() -> list[Check] | None:
     """The checks that need no torch, on this machine (sysfs, the variables, the PCI bus, the
     MIOpen cache folder); None when the sysroot is bad (the plugin reports that on its own)."""
-    from pytest_rocm.doctor.checks import diagnose_system
-    from pytest_rocm.doctor.render import probe_extras
-    from pytest_rocm.env.detect import per_node_variables
-    from pytest_rocm.env.model import VARIABLES
-    from pytest_rocm.env.seam import Seam, SysrootError
-    from pytest_rocm.env.system import detect_system
+    from pytest_rocm.doctor.probe import diagnose_machine
+    from pytest_rocm.env.seam import SysrootError
 
     try:
-        seam = Seam()
+        return diagnose_machine(system_only=True).checks
     except SysrootError:
         return None
-    env = Environment(system=detect_system(seam), variables={v: seam.getenv(v) for v in VARIABLES})
-    # HSA_OVERRIDE_GFX_VERSION_<node> of each GPU node: what the runtime applies first
-    env.variables.update(per_node_variables(seam, env.system.gpus, env.system.errors))
-    return diagnose_system(env, probe_extras(seam, env))
 
 
 def junit_properties(sel: Selection, source: str) -> list[tuple[str, str]]:

@@ -82,7 +82,7 @@ def item_marks(item: pytest.Item) -> list[Parsed]:
 
 def feature_of(item: pytest.Item) -> str | None:
     """The closest ``rocm_feature`` marker's name (the compatibility-table row), else None."""
-    return next((str(p.args[0]) for p in item_marks(item) if p.name == "rocm_feature"), None)
+    return next((str(p.args.name) for p in item_marks(item) if p.name == "rocm_feature"), None)
 
 
 def tolerances_of(item: pytest.Item) -> dict[str, dict[str, float]]:
@@ -90,6 +90,5 @@ def tolerances_of(item: pytest.Item) -> dict[str, dict[str, float]]:
     merged: dict[str, dict[str, float]] = {}
     for p in reversed(item_marks(item)):  # closest first: apply the farthest first
         if p.name == "rocm_tolerance":
-            dtype, overrides = p.args
-            merged.setdefault(dtype, {}).update(overrides)
+            merged.setdefault(p.args.dtype, {}).update(p.args.overrides)
     return merged

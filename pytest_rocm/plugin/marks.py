@@ -19,12 +19,13 @@ the one ``evaluate``; the version and size markers already moved to ``plugin/ver
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_rocm.env import arch
 from pytest_rocm.plugin import versions
-from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerError, MarkerSpec, Parsed, VersionOf
+from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerError, MarkerSpec, NoArgs, Parsed, VersionOf
 from pytest_rocm.plugin.selection import Selection, describe_pattern, device_fact, matches_any
 from pytest_rocm.plugin.versions import library_lookup
 
@@ -50,9 +51,49 @@ __all__ = [
 ]
 
 
+# -- each marker's arguments, parsed once at collection ---------------------------------------------
+@dataclass(frozen=True)
+class GpuCount:
+    """``rocm_gpus(n)``"""
+
+    n: int
+
+
+@dataclass(frozen=True)
+class GfxPatterns:
+    """``rocm_gfx(*patterns)``: validated architecture patterns (gfx1100, gfx11*, rdna3)."""
+
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GfxExpectation:
+    """``rocm_skip_gfx(*patterns, reason=)`` and ``rocm_xfail_gfx(*patterns, reason=, strict=)``;
+    strict None: pytest's xfail_strict ini decides."""
+
+    patterns: tuple[str, ...]
+    reason: str = ""
+    strict: bool | None = None
+
+
+@dataclass(frozen=True)
+class FeatureName:
+    """``rocm_feature(name)``: the compatibility-table row."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ToleranceOverride:
+    """``rocm_tolerance(dtype, rtol=, atol=, normwise=)``: the canonical dtype and the keys given."""
+
+    dtype: str
+    overrides: Mapping[str, float]
+
+
 # -- gpu, gpus(n), rocm -------------------------------------------------------------------------
-def _parse_nothing() -> tuple[Any, ...]:
-    return ()
+def _parse_nothing() -> NoArgs:
+    return NoArgs()
 
 
 def _needs_gpus(n: int, needs: str, sel: Selection) -> Decision:
@@ -65,7 +106,7 @@ def _needs_gpus(n: int, needs: str, sel: Selection) -> Decision:
     return RUN
 
 
-def _decide_gpu(args: tuple[Any, ...], ctx: Context) -> Decision:
+def _decide_gpu(args: NoArgs, ctx: Context) -> Decision:
     return _needs_gpus(1, "a GPU", ctx.sel)
 
 
@@ -78,21 +119,21 @@ GPU = MarkerSpec(
 )
 
 
-def _parse_gpus(n: int) -> tuple[Any, ...]:
+def _parse_gpus(n: int) -> GpuCount:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"bad GPU count {n!r}: expected a positive integer")
-    return (n,)
+    return GpuCount(n)
 
 
-def _decide_gpus(args: tuple[Any, ...], ctx: Context) -> Decision:
-    n = args[0]
+def _decide_gpus(args: GpuCount, ctx: Context) -> Decision:
+    n = args.n
     return _needs_gpus(n, f"{n} GPU{'s' if n > 1 else ''}", ctx.sel)
 
 
 GPUS = MarkerSpec("rocm_gpus", _parse_gpus, _decide_gpus, "run only where n accelerators are present.", short="gpus")
 
 
-def _decide_rocm(args: tuple[Any, ...], ctx: Context) -> Decision:
+def _decide_rocm(args: NoArgs, ctx: Context) -> Decision:
     sel = ctx.sel
     if sel.forced_cpu:
         return Decision(skip=f"needs the ROCm backend, {sel.no_device}")
@@ -125,16 +166,16 @@ def _reason(reason: Any) -> str:
     return reason or ""
 
 
-def _parse_gfx(*patterns: str) -> tuple[Any, ...]:
-    return _patterns(patterns)
+def _parse_gfx(*patterns: str) -> GfxPatterns:
+    return GfxPatterns(_patterns(patterns))
 
 
-def _decide_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
+def _decide_gfx(args: GfxPatterns, ctx: Context) -> Decision:
     sel = ctx.sel
-    wanted = " or ".join(describe_pattern(x) for x in args)
+    wanted = " or ".join(describe_pattern(x) for x in args.patterns)
     if sel.device is None:
         return Decision(skip=f"needs {wanted}, {sel.no_device}")
-    if not matches_any(args, sel):
+    if not matches_any(args.patterns, sel):
         return Decision(skip=f"needs {wanted}, {device_fact(sel)}")
     return RUN
 
@@ -156,12 +197,12 @@ def _matched(patterns: tuple[str, ...], reason: str, sel: Selection) -> str | No
     return f"{reason} ({why})" if reason else why
 
 
-def _parse_skip_gfx(*patterns: str, reason: str | None = None) -> tuple[Any, ...]:
-    return (_patterns(patterns), _reason(reason))
+def _parse_skip_gfx(*patterns: str, reason: str | None = None) -> GfxExpectation:
+    return GfxExpectation(_patterns(patterns), _reason(reason))
 
 
-def _decide_skip_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
-    text = _matched(args[0], args[1], ctx.sel)
+def _decide_skip_gfx(args: GfxExpectation, ctx: Context) -> Decision:
+    text = _matched(args.patterns, args.reason, ctx.sel)
     return Decision(skip=text) if text else RUN
 
 
@@ -174,15 +215,15 @@ SKIP_GFX = MarkerSpec(
 )
 
 
-def _parse_xfail_gfx(*patterns: str, reason: str | None = None, strict: bool | None = None) -> tuple[Any, ...]:
+def _parse_xfail_gfx(*patterns: str, reason: str | None = None, strict: bool | None = None) -> GfxExpectation:
     if strict is not None and not isinstance(strict, bool):
         raise ValueError(f"strict must be True or False, got {strict!r}")
-    return (_patterns(patterns), _reason(reason), strict)
+    return GfxExpectation(_patterns(patterns), _reason(reason), strict)
 
 
-def _decide_xfail_gfx(args: tuple[Any, ...], ctx: Context) -> Decision:
-    text = _matched(args[0], args[1], ctx.sel)
-    return Decision(xfail=(text, args[2])) if text else RUN  # strict None: pytest's xfail_strict
+def _decide_xfail_gfx(args: GfxExpectation, ctx: Context) -> Decision:
+    text = _matched(args.patterns, args.reason, ctx.sel)
+    return Decision(xfail=(text, args.strict)) if text else RUN  # strict None: pytest's xfail_strict
 
 
 XFAIL_GFX = MarkerSpec(
@@ -195,14 +236,14 @@ XFAIL_GFX = MarkerSpec(
 
 
 # -- feature(name), tolerance(dtype, ...): decide nothing, read through markcache ----------------------
-def _decide_nothing(args: tuple[Any, ...], ctx: Context) -> Decision:
+def _decide_nothing(args: object, ctx: Context) -> Decision:
     return RUN
 
 
-def _parse_feature(name: str) -> tuple[Any, ...]:
+def _parse_feature(name: str) -> FeatureName:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"bad feature name {name!r}: expected a non-empty string")
-    return (name.strip(),)
+    return FeatureName(name.strip())
 
 
 FEATURE = MarkerSpec(
@@ -217,12 +258,12 @@ FEATURE = MarkerSpec(
 
 def _parse_tolerance(
     dtype: str, rtol: float | None = None, atol: float | None = None, normwise: float | None = None
-) -> tuple[Any, ...]:
+) -> ToleranceOverride:
     # the table lives with parity (torch-free module); validated here with every other marker
     from pytest_rocm.parity.tolerances import parse_marker
 
     given = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("normwise", normwise)) if v is not None}
-    return parse_marker((dtype,), given)  # (dtype, {key: value})
+    return ToleranceOverride(*parse_marker((dtype,), given))
 
 
 TOLERANCE = MarkerSpec(
@@ -237,7 +278,7 @@ TOLERANCE = MarkerSpec(
 
 
 # -- the registry, in the order `pytest --markers` lists them ------------------------------------------
-SPECS: dict[str, MarkerSpec] = {
+SPECS: dict[str, MarkerSpec[Any]] = {
     s.name: s
     for s in (
         GPU,

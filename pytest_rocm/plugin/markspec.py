@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pytest_rocm.plugin.selection import Selection
 
@@ -21,10 +21,20 @@ class MarkerError(ValueError):
     """A marker whose arguments are wrong; the message names the marker and the bad value."""
 
 
+#: a marker's typed arguments: a small frozen dataclass of its own, what its ``parse`` returns
+A = TypeVar("A")
+
+
+@dataclass(frozen=True)
+class NoArgs:
+    """The arguments of a marker that takes none (``rocm_gpu``, ``rocm_backend``)."""
+
+
 @dataclass(frozen=True)
 class Parsed:
     name: str
-    args: tuple[Any, ...]  # normalised arguments (what ``parse`` returned)
+    #: the marker's typed arguments, validated and normalised once (what its ``parse`` returned)
+    args: Any
     text: str  # the marker as written, for messages: gfx('gfx942')
 
 
@@ -53,15 +63,16 @@ class Context:
 
 
 @dataclass(frozen=True)
-class MarkerSpec:
+class MarkerSpec(Generic[A]):
     """One marker: ``parse`` validates and normalises its arguments at collection (its signature is
-    the marker's), ``decide`` turns them into a :class:`Decision` (pure). ``name`` is the canonical,
+    the marker's) into the marker's own frozen dataclass ``A``, ``decide`` turns them into a
+    :class:`Decision` (pure). ``name`` is the canonical,
     prefixed name (``rocm_gpu``); ``short`` the first version's name (``gpu``), an alias only where
     the project under test does not own a marker of that name (:mod:`pytest_rocm.plugin.marks`)."""
 
     name: str
-    parse: Callable[..., tuple[Any, ...]]
-    decide: Callable[[tuple[Any, ...], Context], Decision]
+    parse: Callable[..., A]
+    decide: Callable[[A, Context], Decision]
     help: str
     #: whether deciding it needs the environment (detection: torch)
     needs_env: bool = True

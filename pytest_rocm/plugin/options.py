@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -270,22 +271,22 @@ def parse_short_markers(text: str) -> bool:
     return value == "auto"
 
 
-def parse_path(text: Any) -> str:
-    """A file path as given (``--rocm-report``): not empty, no NUL; ValueError otherwise."""
+def _checked_text(text: Any, problem_of: Callable[[str], str | None]) -> str:
     value = str(text)
-    problem = path_problem(value)
+    problem = problem_of(value)
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+def parse_path(text: Any) -> str:
+    """A file path as given (``--rocm-report``): not empty, no NUL; ValueError otherwise."""
+    return _checked_text(text, path_problem)
 
 
 def parse_label(text: Any) -> str:
     """A report label: not empty, no control characters (a newline would break the table)."""
-    value = str(text)
-    problem = label_problem(value)
-    if problem is not None:
-        raise ValueError(problem)
-    return value
+    return _checked_text(text, label_problem)
 
 
 def parse_bool(value: Any) -> bool:

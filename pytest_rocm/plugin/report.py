@@ -3,6 +3,10 @@
 Thin: the hooks collect phase reports and hand them to pure functions in ``pytest_rocm.report.records``.
 Under pytest-xdist only the controller writes; it receives every worker's reports (with their
 user_properties) through ``pytest_runtest_logreport``, and xdist's report for a crashed worker.
+
+The shape is pytest's own ``LogXML`` (``_pytest/junitxml.py``): ``pytest_configure`` builds the
+writer from the session's resolved ``Settings`` (options, ini and environment variables after
+precedence: ``plugin.options``), never from ``config.option``; ``pytest_unconfigure`` unregisters it.
 """
 
 from __future__ import annotations
@@ -13,54 +17,38 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.env.model import Environment
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
-from pytest_rocm.report import collection, files
-from pytest_rocm.report import records as report
-
-
-# -- bridges to the core plugin (options.py resolves precedence and publishes to config.option) ----
-def setting(config: pytest.Config, name: str) -> Any:
-    """An option's resolved value, else None."""
-    return config.getoption(name, None) or None
-
-
-def environment_of(config: pytest.Config) -> Environment:
-    return state.get_environment(config)
-
-
-def device_string_of(config: pytest.Config) -> str:
-    return state.device_string(config)
-
-
-def is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
+from pytest_rocm.plugin.options import Settings
+from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
+from pytest_rocm.plugin.xdist import is_worker
+from pytest_rocm.report import collection, files, records
 
 # -- hooks ------------------------------------------------------------------------------------------
+#: the names the report's plugin objects are registered under (unregistered at the end)
+PLUGIN_NAMES = ("rocm-report-features", "rocm-report-accelerator", "rocm-report-writer")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    path = setting(config, "rocm_report")
-    if not path:
+    settings = get_state(config).settings  # resolved by the core plugin's pytest_configure
+    if not settings.report:
         return
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
     if not is_worker(config):
-        report_path = Path(path)
-        problem = files.unwritable(report_path)
-        if problem:
-            raise pytest.UsageError(f"--rocm-report {report_path}: cannot write ({problem})")
-        writer = ReportWriter(config, report_path)
-        try:  # before any test runs: a second run on this report path is refused, not interleaved
-            writer.sidecar = files.Sidecar(files.sidecar_path(report_path))
-        except files.UnsafeTarget as exc:
-            raise pytest.UsageError(f"--rocm-report {report_path}: {exc}") from None
+        writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
         # the report needs the environment, the tests perhaps never: detect on another core meanwhile
-        state.prefetch(config)
+        prefetch(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name in PLUGIN_NAMES:
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin, name)
 
 
 class FeatureTagger:
@@ -75,10 +63,10 @@ class FeatureTagger:
             except MarkerError:
                 continue  # the core plugin's collection hook reports it and drops the test
             if feature:
-                item.user_properties.append((report.FEATURE_PROPERTY, feature))
+                item.user_properties.append((records.FEATURE_PROPERTY, feature))
             seconds = _marker_timeout(item)
             if seconds:
-                item.user_properties.append((report.TIMEOUT_PROPERTY, seconds))
+                item.user_properties.append((records.TIMEOUT_PROPERTY, seconds))
 
 
 def _marker_timeout(item: pytest.Item) -> float | None:
@@ -94,30 +82,47 @@ def _marker_timeout(item: pytest.Item) -> float | None:
 
 
 class ReportWriter:
-    """Gathers phase reports per test, appends each finished record to the sidecar, writes the JSON."""
+    """Gathers phase reports per test, appends each finished record to the sidecar, writes the JSON.
 
-    def __init__(self, config: pytest.Config, path: Path) -> None:
+    Built from the session's ``Settings`` (the report path, label, device tokens), pytest-timeout's
+    global timeout (to tell its kills from crashes) and whether the run only collects. Raises
+    ``pytest.UsageError`` when the path cannot be written or another run holds its sidecar: before
+    any test runs, a second run on this report path is refused, not interleaved."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, timeout: float | None = None, collect_only: bool = False
+    ) -> None:
+        if not settings.report:
+            raise ValueError("ReportWriter needs settings.report")
         self.config = config
-        self.path = path
+        self.path = Path(settings.report)
+        problem = files.unwritable(self.path)
+        if problem:
+            raise pytest.UsageError(f"--rocm-report {self.path}: cannot write ({problem})")
+        try:
+            self.sidecar = files.Sidecar(files.sidecar_path(self.path))
+        except files.UnsafeTarget as exc:
+            raise pytest.UsageError(f"--rocm-report {self.path}: {exc}") from None
         self.pending: dict[str, list[Any]] = {}
         self.started: dict[str, float] = {}
-        self.results: list[report.ResultRecord] = []
-        self.sidecar: files.Sidecar | None = None
-        self.label = ""
+        self.results: list[records.ResultRecord] = []
+        #: the column label: --rocm-label, else (once the environment is known) the default
+        self.label = settings.label or ""
         self.created: str | None = None
         self.environment: dict[str, Any] = {}
         self.device: str | None = None
         self.scale: str | None = None
         #: whether environment, device, label and scale are known (_settle)
         self.settled = False
-        self.timeout = _timeout_seconds(config)
+        self.timeout = timeout
+        self.collect_only = collect_only
         #: node ids collected (in-process or by the xdist workers), to list those never run
         self.collected: dict[str, None] = {}
         #: attempts that pytest-rerunfailures ran again, per test still to finish
         self.reruns: dict[str, int] = {}
         #: the node ids of collection errors already recorded (xdist sends one from each worker)
         self.collection_errors: set[str] = set()
-        self.device_tokens = state.get_state(config).settings.device_ids
+        self.device_tokens = settings.device_ids
         #: whether an earlier run's report at the path was removed (at this run's first result)
         self.claimed = False
         #: why the earlier report was kept (the terminal summary says it), else ""
@@ -125,14 +130,11 @@ class ReportWriter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.created = report.now_iso()
-        self.label = setting(self.config, "rocm_label") or ""
+        self.created = records.now_iso()
         # A report left by an earlier run is removed at this run's first result (_claim): from then
         # on only the sidecar may speak. A run that records nothing (--collect-only, stopped before
         # any test) leaves it as it was: never replaced by less.
-        if self.sidecar is None:
-            self.sidecar = files.Sidecar(files.sidecar_path(self.path))
-        if state.pending_detection(self.config) is None:
+        if pending_detection(self.config) is None:
             self._settle(wait=True)  # known, or detected here now: the header line has it all
             self.sidecar.start({"created": self.created, **self._settled_fields()})
         else:  # detecting in a child (session.prefetch): its line follows when it is known
@@ -145,13 +147,13 @@ class ReportWriter:
         environment, or at the latest the report's writing)."""
         if self.settled:
             return False
-        pending = state.pending_detection(self.config)
+        pending = pending_detection(self.config)
         if not wait and pending is not None and not pending.done():
             return False
-        env = environment_of(self.config)
-        self.device = device_string_of(self.config)
-        self.label = self.label or report.default_label(env, self.device)
-        self.environment = report.jsonable(env.to_dict())
+        env = get_environment(self.config)
+        self.device = device_string(self.config)
+        self.label = self.label or records.default_label(env, self.device)
+        self.environment = records.jsonable(env.to_dict())
         from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
 
         self.scale = get_scale(self.config)
@@ -199,7 +201,7 @@ class ReportWriter:
             self.claimed = True
             files.remove_if_regular(self.path)
 
-    def _record(self, record: report.ResultRecord) -> None:
+    def _record(self, record: records.ResultRecord) -> None:
         self._claim()
         self._settle_sidecar(wait=False)
         self.results.append(record)
@@ -211,7 +213,7 @@ class ReportWriter:
         start = self.started.pop(nodeid, None)
         elapsed = time.monotonic() - start if start is not None else None
         attempts = self.reruns.pop(nodeid, 0) + 1
-        self._record(report.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
+        self._record(records.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -223,14 +225,14 @@ class ReportWriter:
         never_run = self._never_run()
         if never_run:
             why = _why_stopped(session, exitstatus)
-            self.results.extend(report.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
+            self.results.extend(records.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
             extra["interrupted"] = True
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
         extra.update(device=self.device, scale=self.scale)
-        document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
+        document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
         files.write_json(self.path, document)
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
@@ -249,7 +251,7 @@ class ReportWriter:
     def _never_run(self) -> list[str]:
         """Collected tests with no result (a worker-restart limit, Ctrl-C, -x); none under
         --collect-only, where no test was meant to run."""
-        if self.config.getoption("collectonly", False):
+        if self.collect_only:
             return []
         done = {record["nodeid"] for record in self.results}
         return [nodeid for nodeid in self.collected if nodeid not in done]
@@ -258,7 +260,7 @@ class ReportWriter:
         if self.kept:
             terminalreporter.write_line(f"rocm report ({self.label}): {self.kept}")
             return
-        summary = report.summarize(self.results)
+        summary = records.summarize(self.results)
         counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
         terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
         flags = [r["accelerator"] for r in self.results if "accelerator" in r]

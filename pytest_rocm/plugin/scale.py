@@ -31,8 +31,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.options import SCALES
+from pytest_rocm.plugin.session import Selection, get_selection, get_state
 
 __all__ = ["MARKER", "SCALES", "cases", "get_scale", "pick", "rocm_scale", "scale_and_source"]
 
@@ -63,7 +63,7 @@ def cases(argnames: str, table: Mapping[str, tuple[Any, Any]]) -> pytest.MarkDec
     return pytest.mark.rocm_scaled(argnames, ci=ci, full=full)  # MARKER
 
 
-def default_scale(sel: state.Selection | None, forced_cpu: bool) -> tuple[str, str]:
+def default_scale(sel: Selection | None, forced_cpu: bool) -> tuple[str, str]:
     """(scale, why) when no option names one: ``ci`` on the CPU, ``full`` on a GPU."""
     if forced_cpu or sel is None:
         return "ci", "default: the device under test is the CPU"
@@ -77,13 +77,13 @@ def scale_and_source(config: pytest.Config) -> tuple[str, str]:
     """The session's (scale, where it came from), resolved once."""
     if _RESOLVED in config.stash:
         return config.stash[_RESOLVED]
-    settings = state.get_state(config).settings
+    settings = get_state(config).settings
     if settings.scale is not None:
         resolved = (settings.scale, settings.scale_source)
     elif settings.forced_cpu:  # known without detecting anything
         resolved = default_scale(None, True)
     else:
-        resolved = default_scale(state.get_selection(config), False)
+        resolved = default_scale(get_selection(config), False)
     config.stash[_RESOLVED] = resolved
     return resolved
 

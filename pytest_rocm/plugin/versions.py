@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.env.model import Device
@@ -160,13 +161,35 @@ def library_lookup(
 
 
 # -- the markers ------------------------------------------------------------------------------------
-def _parse_version(spec: str) -> tuple[Any, ...]:
-    return (parse_specifier(spec), spec.strip())
+@dataclass(frozen=True)
+class VersionSpec:
+    """``rocm_version(spec)``, ``rocm_torch_version(spec)``: the PEP 440 specifier and its text."""
+
+    specifier: SpecifierSet
+    text: str
 
 
-def _version_decider(what: str) -> Callable[[tuple[Any, ...], Context], Decision]:
-    def decide(args: tuple[Any, ...], ctx: Context) -> Decision:
-        spec, spec_text = args
+@dataclass(frozen=True)
+class MemorySize:
+    """``rocm_min_vram(size)``, in bytes."""
+
+    size: int
+
+
+@dataclass(frozen=True)
+class Required:
+    """``rocm_requires(spec)``: a distribution and the versions that count (PEP 508)."""
+
+    requirement: Requirement
+
+
+def _parse_version(spec: str) -> VersionSpec:
+    return VersionSpec(parse_specifier(spec), spec.strip())
+
+
+def _version_decider(what: str) -> Callable[[VersionSpec, Context], Decision]:
+    def decide(args: VersionSpec, ctx: Context) -> Decision:
+        spec, spec_text = args.specifier, args.text
         version, missing = runtime_version(ctx.sel, what.lower())
         if version is None:
             return Decision(skip=f"needs {what} {spec_text}, {missing}")
@@ -192,8 +215,8 @@ TORCH_VERSION = MarkerSpec(
 )
 
 
-def _parse_min_vram(size: int | str) -> tuple[Any, ...]:
-    return (parse_size(size),)
+def _parse_min_vram(size: int | str) -> MemorySize:
+    return MemorySize(parse_size(size))
 
 
 def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
@@ -211,8 +234,8 @@ def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
     return pools[0], " (an APU: its GTT pool of system memory)"
 
 
-def _decide_min_vram(args: tuple[Any, ...], ctx: Context) -> Decision:
-    sel, size = ctx.sel, args[0]
+def _decide_min_vram(args: MemorySize, ctx: Context) -> Decision:
+    sel, size = ctx.sel, args.size
     d = sel.device
     needs = f"needs {format_size(size)} of GPU memory"
     if d is None:
@@ -234,7 +257,7 @@ MIN_VRAM = MarkerSpec(
 )
 
 
-def _parse_requires(spec: str) -> tuple[Any, ...]:
+def _parse_requires(spec: str) -> Required:
     if not isinstance(spec, str):
         raise ValueError(f"bad requirement {spec!r}: expected a string like 'bitsandbytes>=0.43'")
     from packaging.requirements import InvalidRequirement, Requirement
@@ -243,11 +266,11 @@ def _parse_requires(spec: str) -> tuple[Any, ...]:
         req = Requirement(spec)
     except InvalidRequirement as exc:
         raise ValueError(f"bad requirement {spec!r}: {exc}") from None
-    return (req,)
+    return Required(req)
 
 
-def _decide_requires(args: tuple[Any, ...], ctx: Context) -> Decision:
-    req: Requirement = args[0]
+def _decide_requires(args: Required, ctx: Context) -> Decision:
+    req = args.requirement
     if req.marker is not None and not req.marker.evaluate():
         return RUN  # the requirement does not apply on this platform
     installed = ctx.version_of(req.name)

@@ -1,4 +1,8 @@
-"""One GPU per pytest-xdist worker (the isolation options ``-n``/``--timeout``: ``suite_command``).
+"""pytest-xdist: the controller hands each worker the environment and one GPU.
+
+The controller detects (or loads) the environment once and hands it to every worker in
+``workerinput``, so workers never detect. And one GPU per worker (the isolation options
+``-n``/``--timeout``: ``suite_command``):
 
 With ``-n N`` and several devices of the architecture under test, each worker gets its own device
 by restricting the backend's visible-devices variable (``HIP_VISIBLE_DEVICES`` for ROCm,
@@ -10,6 +14,7 @@ in ``pytest_configure`` and the report can say which device a worker had.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +24,10 @@ import pytest
 from pytest_rocm.env.model import Device, Environment
 
 WORKERINPUT_KEY = "rocm_visible_devices"
+#: workerinput keys through which the controller hands the environment over
+WORKER_ENV = "rocm_environment"
+WORKER_SOURCE = "rocm_environment_source"
+WORKER_RECORDED = "rocm_environment_recorded"
 VISIBLE_VARIABLE = {"rocm": "HIP_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
 
 
@@ -58,28 +67,45 @@ def assign_visible_devices(
 
 
 # -- pytest integration ---------------------------------------------------------------------------
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (what it prints is thrown away; the controller reports)."""
+    return hasattr(config, "workerinput")
+
+
+def handed_environment(config: pytest.Config) -> tuple[Environment, str, bool] | None:
+    """In a worker: the environment the controller handed over, its source and whether it was
+    recorded; None elsewhere."""
+    worker: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if not worker or WORKER_ENV not in worker:
+        return None
+    env = Environment.from_dict(json.loads(worker[WORKER_ENV]), "xdist controller")
+    return env, worker.get(WORKER_SOURCE, "detected"), bool(worker.get(WORKER_RECORDED))
+
+
 def configure(config: pytest.Config) -> None:
-    """Called from the plugin's pytest_configure (``pytest_rocm.plugin``)."""
+    """Called from the plugin's pytest_configure (``pytest_rocm.plugin``): a worker applies its
+    device; a controller registers the one plugin object that feeds the workers."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         for name, value in (workerinput.get(WORKERINPUT_KEY) or {}).items():
             os.environ[name] = value
         return
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistDevicePlugin(config), "rocm-isolation")
+        config.pluginmanager.register(XdistController(config), "rocm-xdist-controller")
 
 
-class XdistDevicePlugin:
-    """Controller side: one device per worker. Registered only when pytest-xdist is active."""
+class XdistController:
+    """Controller side: each worker's environment and device. Registered only when pytest-xdist
+    is active (its hooks do not exist otherwise)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
     def _assignments(self, n_workers: int) -> list[dict[str, str]]:
-        from pytest_rocm.plugin import session as state
+        from pytest_rocm.plugin.session import get_device, get_environment
 
-        env = state.get_environment(self.config)
-        primary = state.get_device(self.config)
+        env = get_environment(self.config)
+        primary = get_device(self.config)
         return assign_visible_devices(env, n_workers, primary, self.config.getoption("rocm_device", None))
 
     @pytest.hookimpl(optionalhook=True)
@@ -89,6 +115,12 @@ class XdistDevicePlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
+        from pytest_rocm.plugin.session import get_environment, get_state
+
+        st = get_state(self.config)
+        node.workerinput[WORKER_ENV] = get_environment(self.config).to_json(indent=None)
+        node.workerinput[WORKER_SOURCE] = st.source
+        node.workerinput[WORKER_RECORDED] = st.recorded
         # a replacement for a crashed worker reuses the dead one's spec, so it keeps its device
         variables = {k: v for k, v in node.gateway.spec.env.items() if k in VISIBLE_VARIABLE.values()}
         if variables:

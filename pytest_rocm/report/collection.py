@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, collection_feature, feature_of, suite_of
-from pytest_rocm.report.records import MAX_REASON, ResultRecord
+from pytest_rocm.report.outcomes import MAX_REASON
+from pytest_rocm.report.records import ResultRecord
 
 
 def collection_reason(text: str) -> str | None:

@@ -22,22 +22,14 @@ from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
 from pytest_rocm.report.diff import DEFAULT_FACTOR, DEFAULT_FLOOR, grew
-from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
-from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
+from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table, row_status
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
 GROWTH_FACTOR = DEFAULT_FACTOR
 #: the slowdown that marks a cell: the default of ``rocm-compat diff --max-slowdown``
 SLOWDOWN_FACTOR = DEFAULT_MAX_SLOWDOWN
-#: the summary's columns and the outcomes each counts
-SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
-    ("passed", GOOD),
-    ("failed", ("failed", "error", "xfailed")),
-    ("crashed", ("crashed", "timeout")),
-    ("not-installed", ("not-installed",)),
-    ("skipped", ("skipped", "not-run")),
-)
 #: where a feature has no dtype in its name, its one result sits in this sub-column
 NO_DTYPE = ""
 #: the order of the dtype sub-columns

@@ -20,7 +20,6 @@ from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
 from pytest_rocm.report.grid import (
     LEGEND,
     NO_DTYPE,
-    SUMMARY,
     FeatureRow,
     cpu_baselines,
     growth_text,
@@ -30,9 +29,9 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
-from pytest_rocm.report.outcomes import OUTCOMES
+from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY
 from pytest_rocm.report.perf import table_chart_svg
-from pytest_rocm.report.table import GOOD, Cell, Table, environment_line, issue_name
+from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
     "passed": ("#c8e6c9", "#1b5e20"),

@@ -11,7 +11,6 @@ from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.grid import (
     LEGEND,
     NO_DTYPE,
-    SUMMARY,
     FeatureRow,
     cell_text,
     cpu_baselines,
@@ -20,6 +19,7 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
+from pytest_rocm.report.outcomes import SUMMARY
 from pytest_rocm.report.table import Table, environment_line
 
 

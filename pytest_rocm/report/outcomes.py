@@ -1,4 +1,6 @@
-"""Outcome names of the compatibility report and the one convention that ties skips to them.
+"""The outcomes of the compatibility report: their names, how one test's phase reports map to
+one (``outcome_of``), how the table groups them (``GOOD``, ``BAD``, ``SEVERITY``, ``SUMMARY``),
+and the one convention that ties skips to ``not-installed``. The one module that classifies.
 
 A test skipped because a library is absent is the outcome ``not-installed``, not ``skipped``:
 the report recognises it by the reason's prefix, so anything that skips for that cause (the
@@ -8,11 +10,9 @@ the report recognises it by the reason's prefix, so anything that skips for that
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
-# the one reader of distribution versions lives with the rest of the machine's I/O; here for the
-# callers that skip on what it finds (the ``requires`` marker, the suites)
-from pytest_rocm.env.seam import distribution_version as distribution_version
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
 
 #: what happened to one test (docs/report.md, "outcome")
 Outcome = Literal[
@@ -29,6 +29,31 @@ Outcome = Literal[
 ]
 #: the same, as a tuple in this order (the order of a report's ``summary``)
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+#: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
+GOOD: tuple[Outcome, ...] = ("passed", "xpassed")
+BAD: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout", "xfailed")
+#: when one feature has several tests in one report, the cell shows the worst
+SEVERITY: tuple[Outcome, ...] = (
+    "crashed",
+    "timeout",
+    "error",
+    "failed",
+    "xfailed",
+    "xpassed",
+    "passed",
+    "not-installed",
+    "skipped",
+    "not-run",
+)
+#: the summary's columns and the outcomes each counts
+SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
+    ("passed", GOOD),
+    ("failed", ("failed", "error", "xfailed")),
+    ("crashed", ("crashed", "timeout")),
+    ("not-installed", ("not-installed",)),
+    ("skipped", ("skipped", "not-run")),
+)
 
 NOT_INSTALLED_PREFIX = "not installed: "
 
@@ -49,3 +74,88 @@ def is_not_installed(reason: str | None) -> bool:
     # pytest prefixes skip reasons with "Skipped: " in some places
     text = reason.removeprefix("Skipped: ")
     return text.startswith(NOT_INSTALLED_PREFIX)
+
+
+MAX_REASON = 400
+#: a hang: a failure whose message is ``Timeout (>Ns) <who>[: detail]``, the words pytest-timeout
+#: fails with (``Timeout (>2.0s) from pytest-timeout.``). A suite's own watchdog reports a hang by
+#: failing with a message of that shape (``pytest.fail("Timeout (>144s) from the distributed
+#: watchdog: rank 1")``); the reason recorded is the part before the detail. Only the message
+#: itself counts (a line's start, or after ``Failed: ``), not the words inside another error.
+_TIMEOUT_RE = re.compile(r"(?m)(?:^|Failed: )(Timeout \(>[0-9.]+s\) [^:\n]*?)\.?(?::|$)")
+_XDIST_CRASH_RE = re.compile(r"worker '?[\w-]+'? crashed while running")
+
+
+# -- outcome of one test from its phase reports -----------------------------------------------
+def _longrepr_text(report: Any) -> str:
+    longrepr = getattr(report, "longrepr", None)
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:  # skip: (path, line, reason)
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def reason_of(report: Any) -> str:
+    """A one-line reason: the skip reason, or the exception's message line."""
+    longrepr = getattr(report, "longrepr", None)
+    crash = getattr(longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) if crash is not None else None
+    if not text:
+        lines = [line.strip() for line in _longrepr_text(report).splitlines() if line.strip()]
+        text = lines[-1] if lines else ""
+    text = text.removeprefix("Skipped: ")
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+
+
+def _skip_outcome(report: Any) -> tuple[Outcome, str | None]:
+    if hasattr(report, "wasxfail"):
+        return "xfailed", report.wasxfail or None
+    reason = reason_of(report)
+    return ("not-installed" if is_not_installed(reason) else "skipped"), reason or None
+
+
+def _failure_outcome(report: Any, fallback: Outcome) -> tuple[Outcome, str | None]:
+    text = _longrepr_text(report)
+    match = _TIMEOUT_RE.search(text)
+    if match:
+        return "timeout", match.group(1)
+    if "[XPASS(strict)]" in text:
+        return "xpassed", text.strip() or None
+    if _XDIST_CRASH_RE.search(text):
+        return "crashed", reason_of(report)
+    return fallback, reason_of(report) or None
+
+
+def outcome_of(
+    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+) -> tuple[Outcome, str | None]:
+    """Map one test's phase reports (setup, call, teardown, or xdist's crash report) to an outcome.
+
+    A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
+    thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
+    """
+    by_when = {p.when: p for p in phases}  # the last report of each phase
+    crash = by_when.get("???")
+    if crash is not None:
+        # the controller sees the start a little late: allow a small margin below the timeout
+        if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
+            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
+        return "crashed", reason_of(crash) or "worker crashed"
+    setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
+    if setup is not None and setup.failed:
+        return _failure_outcome(setup, "error")
+    if setup is not None and setup.skipped:
+        return _skip_outcome(setup)
+    if call is not None:
+        if call.skipped:
+            return _skip_outcome(call)
+        if call.failed:
+            return _failure_outcome(call, "failed")
+        if hasattr(call, "wasxfail"):
+            return "xpassed", call.wasxfail or None
+    if teardown is not None and teardown.failed:
+        return _failure_outcome(teardown, "error")
+    if call is None:  # interrupted before the test body ran
+        return "error", "test did not run to completion"
+    return "passed", None

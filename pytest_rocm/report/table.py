@@ -18,26 +18,10 @@ from typing import Any, Literal, get_args
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.load import ReportError, metric, worse
-from pytest_rocm.report.outcomes import Outcome
+from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
 
-#: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
-GOOD: tuple[Outcome, ...] = ("passed", "xpassed")
-BAD: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout", "xfailed")
-#: when one feature has several tests in one report, the cell shows the worst
-SEVERITY: tuple[Outcome, ...] = (
-    "crashed",
-    "timeout",
-    "error",
-    "failed",
-    "xfailed",
-    "xpassed",
-    "passed",
-    "not-installed",
-    "skipped",
-    "not-run",
-)
 SUITE_ORDER = ("operators", "libraries", "models")
 #: a row's combined status over its columns
 Status = Literal["works everywhere", "partial", "broken", "untested"]

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
+from pytest_rocm.vet.kinds import FileKind
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
 from pytest_rocm.vet.target import BadTarget, Limits, Member
 
@@ -125,6 +126,23 @@ def iter_nested(
         notes.append(safety_finding("unreadable", member.path, str(exc)))
 
 
+def _refused(name: str, path: str, notes: list[Finding]) -> bool:
+    """Whether a member's name is unsafe (absolute, ``..``, ...): noted, never read."""
+    why = unsafe_name(name)
+    if why:
+        notes.append(safety_finding("unsafe-path", path, why))
+    return bool(why)
+
+
+def _over_cap(kind: FileKind, size: int, cap: int, path: str, notes: list[Finding]) -> bool:
+    """Whether a member's declared size is over what vet reads of its kind: noted, never read."""
+    if size <= cap:
+        return False
+    rule = "nested-archive-skipped" if kind == ARCHIVE else "oversized-member"
+    notes.append(safety_finding(rule, path, f"{size} bytes"))
+    return True
+
+
 def _iter_zip(
     source: BinaryIO, label: str, limits: Limits, notes: list[Finding], depth: int, budget: Budget
 ) -> Iterator[Member]:
@@ -143,11 +161,7 @@ def _iter_zip(
     with zf:
         for info in infos:
             name, path = info.filename, label + info.filename
-            if info.is_dir():
-                continue
-            why = unsafe_name(name)
-            if why:
-                notes.append(safety_finding("unsafe-path", path, why))
+            if info.is_dir() or _refused(name, path, notes):
                 continue
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
@@ -177,9 +191,7 @@ def _iter_zip(
                 yield member
                 continue
             cap = limits.nested_bytes if kind == ARCHIVE else limits.member_bytes
-            if info.file_size > cap:
-                rule = "nested-archive-skipped" if kind == ARCHIVE else "oversized-member"
-                notes.append(safety_finding(rule, path, f"{info.file_size} bytes"))
+            if _over_cap(kind, info.file_size, cap, path, notes):
                 continue
             try:
                 with zf.open(info) as fh:
@@ -263,11 +275,7 @@ def _iter_tar(
                     notes.append(safety_finding("too-many-members", label.rstrip("!") or "archive", cut))
                     return
                 name, path = info.name, label + info.name
-                if info.isdir():
-                    continue
-                why = unsafe_name(name)
-                if why:
-                    notes.append(safety_finding("unsafe-path", path, why))
+                if info.isdir() or _refused(name, path, notes):
                     continue
                 if info.issym() or info.islnk():
                     if (info.issym() and link_escapes(name, info.linkname)) or (
@@ -284,9 +292,7 @@ def _iter_tar(
                 cap = {BINARY: min(limits.binary_bytes, 256 * 2**20), ARCHIVE: limits.nested_bytes}.get(
                     kind, limits.member_bytes
                 )
-                if info.size > cap:
-                    rule = "nested-archive-skipped" if kind == ARCHIVE else "oversized-member"
-                    notes.append(safety_finding(rule, path, f"{info.size} bytes"))
+                if _over_cap(kind, info.size, cap, path, notes):
                     continue
                 fh = tf.extractfile(info)
                 data = fh.read() if fh else b""

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm._resources import PACKAGE_DIR, bundled_suites
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
 from pytest_rocm.vet.child import run_contained
@@ -96,9 +97,7 @@ def _source_paths(source: Path | None) -> list[Path]:
 
 
 def _own_root() -> str:
-    import pytest_rocm
-
-    return str(Path(pytest_rocm.__file__).resolve().parent.parent)
+    return str(PACKAGE_DIR.parent)
 
 
 def import_check(
@@ -142,21 +141,8 @@ def import_check(
     return record(dist, "import", "passed", None, elapsed, info)
 
 
-def suites_folder() -> Path:
-    """Where the bundled suites are: the runner's answer (checkout suites/, else _suites/)."""
-    try:
-        from pytest_rocm._resources import bundled_suites
-
-        return bundled_suites()
-    except ImportError:  # pragma: no cover - the runner ships with the package
-        import pytest_rocm
-
-        package = Path(pytest_rocm.__file__).resolve().parent
-        return package.parent / "suites" if (package.parent / "suites").is_dir() else package / "_suites"
-
-
 def library_suite(dist: str, suites: Path | None = None) -> Path | None:
-    path = (suites or suites_folder()) / "libraries" / f"test_{normalize(dist)}.py"
+    path = (suites or bundled_suites()) / "libraries" / f"test_{normalize(dist)}.py"
     return path if path.is_file() else None
 
 

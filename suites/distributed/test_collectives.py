@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
+from pytest_rocm import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 if not torch.distributed.is_available():

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from pytest_rocm.parity.tolerances import default_tolerance
+from pytest_rocm import default_tolerance
 
 from .cases import FEATURES, Case
 

@@ -24,9 +24,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm import skip_not_installed
-from pytest_rocm.env.seam import distribution_version
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm import distribution_version, not_installed_reason, skip_not_installed
 
 #: The classes the compatibility table groups libraries by (docs/libraries.md).
 LIBRARY_CLASSES = ("pure-pytorch", "pytorch-ecosystem", "accelerated-port", "cuda-only")

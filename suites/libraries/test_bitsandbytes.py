@@ -18,7 +18,7 @@ from _library_support import (
     trajectory_checks,
 )
 
-from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
+from pytest_rocm import DEFAULT_DTYPES
 
 torch = require_torch()
 

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from _library_support import assert_checks, attention_checks, attention_math, import_library, require_torch
 
-from pytest_rocm.env.model import torch_backend
-from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+from pytest_rocm import LOW_PRECISION_DTYPES, torch_backend
 
 torch = require_torch()
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from _library_support import import_library, require_torch
 
-from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
+from pytest_rocm import DEFAULT_DTYPES
 
 torch = require_torch()
 

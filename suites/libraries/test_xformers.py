@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from _library_support import assert_checks, attention_checks, import_library, require_torch
 
-from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+from pytest_rocm import LOW_PRECISION_DTYPES
 
 torch = require_torch()
 

@@ -34,7 +34,7 @@ def _library_versions(request: pytest.FixtureRequest, record_property) -> None:
     passes with transformers 4.x and fails with 5.x must say so."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from pytest_rocm.report.outcomes import distribution_version
+    from pytest_rocm import distribution_version
 
     versions = {}
     for mark in request.node.iter_markers("rocm_requires"):

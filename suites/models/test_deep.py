@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rocm.report.outcomes import INFO_PROPERTY, not_installed_reason
+from pytest_rocm import INFO_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm import INFO_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 

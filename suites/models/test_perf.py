@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import not_installed_reason
+from pytest_rocm import not_installed_reason, scale_cases
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 
-from pytest_rocm.plugin.scale import cases  # noqa: E402
 
 from . import tiny  # noqa: E402
 from .rows import rows  # noqa: E402
@@ -28,7 +27,7 @@ WORKLOAD = "perf"
 pytestmark = pytest.mark.rocm_requires("transformers")
 
 # (variant, batch, prompt length)
-MODEL = cases("setup", {"llama": (("tiny", 1, 16), ("hd128", 4, 512))})
+MODEL = scale_cases("setup", {"llama": (("tiny", 1, 16), ("hd128", 4, 512))})
 
 
 def _model_and_prompt(setup: tuple[str, int, int], dtype: str, device: Any) -> tuple[Any, Any]:

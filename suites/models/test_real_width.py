@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
+from pytest_rocm import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
 
 torch = pytest.importorskip("torch", reason=not_installed_reason("torch"))
 

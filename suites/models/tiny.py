@@ -27,8 +27,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from pytest_rocm.parity.tolerances import DEFAULT_DTYPES
-from pytest_rocm.report.outcomes import PARITY_PROPERTY
+from pytest_rocm import DEFAULT_DTYPES, PARITY_PROPERTY
 
 if TYPE_CHECKING:
     from transformers import LlamaForCausalLM
@@ -114,10 +113,6 @@ def _reference_llama(variant: str = "tiny") -> LlamaForCausalLM:
 def llama(device: torch.device | str = "cpu", dtype: str = "float64", variant: str = "tiny") -> LlamaForCausalLM:
     """A fresh copy of the seeded Llama ``variant`` on ``device`` in ``dtype``, in eval mode."""
     return copy.deepcopy(_reference_llama(variant)).to(device=device, dtype=dtype_of(dtype)).eval()
-
-
-def llama_state_dict(variant: str = "tiny") -> dict[str, torch.Tensor]:
-    return _reference_llama(variant).state_dict()
 
 
 def prompt_ids(device: torch.device | str = "cpu") -> torch.Tensor:

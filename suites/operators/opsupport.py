@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 import torch
 
-from pytest_rocm.env.model import device_backend
-from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES
+from pytest_rocm import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES, device_backend
 
 DTYPES: tuple[str, ...] = DEFAULT_DTYPES
 

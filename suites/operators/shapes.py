@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.plugin.scale import cases
+from pytest_rocm import scale_cases
 
 #: why each full shape is what it is (row id -> source), for the rows of every table
 SOURCES: dict[str, str] = {}
@@ -75,7 +75,7 @@ def marker(argname: str, table: dict[str, tuple[Any, Any]]) -> pytest.MarkDecora
         key: (Row(key, ci) if ci is not None else None, Row(key, full) if full is not None else None)
         for key, (ci, full) in table.items()
     }
-    return cases(argname, rows)
+    return scale_cases(argname, rows)
 
 
 # -- scaled_dot_product_attention --------------------------------------------------------------

@@ -21,8 +21,7 @@ import torch
 import torch.nn.functional as F
 from opsupport import EPS, check, dtypes, eps_tolerances, randn
 
-from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, default_tolerance
+from pytest_rocm import INFO_PROPERTY, LOW_PRECISION_DTYPES, default_tolerance
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": lambda x: F.gelu(x),

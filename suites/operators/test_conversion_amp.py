@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from opsupport import EPS, check, describe_device, is_reference, randn, unsupported_as_skip
 
-from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+from pytest_rocm import LOW_PRECISION_DTYPES
 
 SPECIALS = [
     65504.0,

@@ -10,8 +10,7 @@ import torch
 import torch.nn.functional as F
 from opsupport import EPS, check, dtypes, index, randn
 
-from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES
+from pytest_rocm import INFO_PROPERTY, LOW_PRECISION_DTYPES
 
 TOKENS = index(50, 4, 12, seed=1)  # 48 lookups into 50 rows: repeats are certain
 OFFSETS = torch.tensor([0, 5, 17, 30])

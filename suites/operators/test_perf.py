@@ -21,14 +21,12 @@ import torch
 import torch.nn.functional as F
 from opsupport import backend_of
 
-from pytest_rocm import INFO_PROPERTY
-from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
-from pytest_rocm.plugin.scale import cases
+from pytest_rocm import INFO_PROPERTY, kernel_names, scale_cases, sdpa_backend_from_names
 
 DTYPES = ("float32", "float16", "bfloat16")
 
 # id -> (ci shape, full shape)
-GEMM = cases(
+GEMM = scale_cases(
     "shape",
     {
         "mm": (("mm", 128, 128, 128), ("mm", 4096, 4096, 4096)),
@@ -36,18 +34,18 @@ GEMM = cases(
         "linear_bias": (("linear", 64, 128, 256), ("linear", 4096, 4096, 14336)),
     },
 )
-TUNABLE_MM = cases("shape", {"mm": ((128, 128, 128), (4096, 4096, 4096))})
-SDPA = cases(
+TUNABLE_MM = scale_cases("shape", {"mm": ((128, 128, 128), (4096, 4096, 4096))})
+SDPA = scale_cases(
     "shape",
     {  # (batch, heads, query length, key length, head_dim)
         "prefill": ((1, 4, 128, 128, 64), (1, 32, 4096, 4096, 128)),
         "decode": ((1, 4, 1, 256, 64), (8, 32, 1, 4096, 128)),
     },
 )
-CONV = cases("shape", {"sdxl_3x3": ((1, 8, 16, 16), (1, 320, 128, 128))})  # (batch, channels, h, w)
-NORM = cases("shape", {"hidden": ((64, 256), (4096, 4096))})  # (tokens, features)
-ELEMENTWISE = cases("numel", {"add": (1 << 20, 1 << 28)})
-COPY = cases("nbytes", {"copy": (4 << 20, 256 << 20)})
+CONV = scale_cases("shape", {"sdxl_3x3": ((1, 8, 16, 16), (1, 320, 128, 128))})  # (batch, channels, h, w)
+NORM = scale_cases("shape", {"hidden": ((64, 256), (4096, 4096))})  # (tokens, features)
+ELEMENTWISE = scale_cases("numel", {"add": (1 << 20, 1 << 28)})
+COPY = scale_cases("nbytes", {"copy": (4 << 20, 256 << 20)})
 
 
 def _tensor(*shape: int, dtype: str, device: torch.device, seed: int = 0) -> torch.Tensor:

@@ -101,7 +101,7 @@ def test_a_signal_reaches_pytest_and_the_finished_results_are_written(tmp_path: 
 def test_one_stop_delivered_twice_is_one_stop(tmp_path: Path) -> None:
     # GNU timeout at its limit signals the command and then its whole process group, so the
     # command gets SIGTERM twice within microseconds: that is one stop, and the report is written
-    from pytest_rocm.cli.run import SAME_STOP_S
+    from pytest_rocm._lifetime import SAME_STOP_S
 
     # pytest still finishing when the second one comes (a real one comes microseconds later)
     cancelled = CancelledRun(tmp_path, conftest=SLOW_FINISH.format(seconds=3))
@@ -179,8 +179,9 @@ def test_a_run_on_a_report_another_run_is_writing_is_refused(
 # rocm-compat run's wait, with a 1 s grace, on a "pytest" that ignores the forwarded SIGINT
 GRACE_RUNNER = """
 import sys, time
+from pytest_rocm import _lifetime
 from pytest_rocm.cli import run
-run.GRACE_S = 1.0
+_lifetime.GRACE_S = 1.0
 marker = sys.argv[1]
 deaf = ("import pathlib, signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
         "pathlib.Path(sys.argv[1]).touch(); time.sleep(60)")

@@ -28,7 +28,8 @@ from fake_machines import (
 
 from pytest_rocm import cli
 from pytest_rocm.doctor import render as doctor
-from pytest_rocm.doctor.checks import CHECKS, Check, diagnose, problems
+from pytest_rocm.doctor.checks import CHECKS, Check, Extras, diagnose, problems
+from pytest_rocm.doctor.probe import probe_extras
 from pytest_rocm.env.detect import detect_environment
 from pytest_rocm.env.model import Environment, SystemGpu
 
@@ -84,7 +85,7 @@ def run_doctor(
     if wrap:
         seam = wrap(seam)
     env = detect_environment(seam)
-    checks = diagnose(env, doctor.probe_extras(seam, env))
+    checks = diagnose(env, probe_extras(seam, env))
     return {c.id: c for c in checks}
 
 
@@ -351,7 +352,7 @@ def test_cli_json_and_exit_status(
     monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(tmp_path))
     assert cli.main(["doctor", "--json", "--env", str(healthy)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {c["id"] for c in out["checks"]} == {fn(Environment(), doctor.Extras()).id for fn in CHECKS}
+    assert {c["id"] for c in out["checks"]} == {fn(Environment(), Extras()).id for fn in CHECKS}
     assert all(set(c) == {"id", "status", "evidence", "fix"} for c in out["checks"])
 
     broken = tmp_path / "cuda-on-amd.json"
@@ -375,7 +376,7 @@ def test_errors_table_covers_every_known_error(capsys: pytest.CaptureFixture[str
     with_fix = {e["id"] for e in source["errors"] if e.get("fix")}
     known = {e["id"]: e for e in doctor.known_errors()}
     assert set(known) == with_fix
-    ids = {fn(Environment(), doctor.Extras()).id for fn in CHECKS}
+    ids = {fn(Environment(), Extras()).id for fn in CHECKS}
     for entry in known.values():
         assert entry["check"] in ids or entry.get("why_unmapped"), entry["id"]
     assert cli.main(["doctor", "--errors-table"]) == 0

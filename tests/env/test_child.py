@@ -107,9 +107,24 @@ def test_what_detection_prints_goes_to_stderr_and_stdout_holds_the_json(
     assert ignored == [signal.SIGINT]
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether the process has set SIGINT to be ignored (Linux: the SigIgn mask of /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")
 def test_a_ctrl_c_does_not_stop_the_child() -> None:
     pending = child.start()
-    time.sleep(0.3)  # past its bootstrap, into main() (importing torch takes a second or more)
+    # past its bootstrap, into main(), which ignores SIGINT before importing torch: waited for as
+    # the event itself (the child's signal mask), not a guess at how long the bootstrap takes
+    deadline = time.monotonic() + 120
+    while not _ignores_sigint(pending.process.pid):
+        assert pending.process.poll() is None, "the child finished before it was interrupted"
+        assert time.monotonic() < deadline, "the child never got to main()"
+        time.sleep(0.01)
     for _ in range(5):  # a few times, as a user at the keyboard would
         assert pending.process.poll() is None, "the child finished before it was interrupted"
         pending.process.send_signal(signal.SIGINT)

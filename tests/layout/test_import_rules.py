@@ -32,10 +32,9 @@ LAYERS: dict[str, int] = {
     "vet": 3,
     "plugin": 4,
     "cli": 5,
-    # the import paths the docs gave before the layout: thin re-exports at their target's layer
-    "outcomes": 2,
-    "strategies": 2,
-    "state": 4,
+    # the package root: the public API (its lazy names reach plugin/), above everything but cli/,
+    # which may read its __version__
+    "": 5,
 }
 #: modules that must not import torch or pytest at all (not even inside a function)
 PURE = (
@@ -45,6 +44,7 @@ PURE = (
     "matrix",
     "parity.tolerances",
     "parity.result",
+    "parity.options",
     "perf.stats",
     "perf.peaks",
     "workload.schema",
@@ -80,6 +80,15 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _lazy_table(node: ast.AnnAssign | ast.Assign) -> list[str]:
+    """The modules a ``_LAZY`` table (public name -> module) names; [] for any other assignment."""
+    targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+    if not any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) or not isinstance(node.value, ast.Dict):
+        return []
+    values = [v.value for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return [v.partition(":")[0] for v in values]  # "module:attribute"
+
+
 def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
     """Every import in a module with its absolute target (relative imports resolved)."""
     tree = ast.parse(source)
@@ -99,6 +108,10 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
                 for alias in node.names:
                     # `from pytest_rocm.env import arch` imports the module pytest_rocm.env.arch
                     yield Import(f"{base}.{alias.name}" if base.startswith("pytest_rocm") else base, top, node.lineno)
+            elif isinstance(node, ast.AnnAssign | ast.Assign) and _lazy_table(node):
+                # ``_LAZY = {"name": "pytest_rocm.x.y"}``: imported on first use (PEP 562), an import all the same
+                for target in _lazy_table(node):
+                    yield Import(target, False, node.lineno)
             elif isinstance(node, ast.If) and _is_type_checking(node):
                 continue  # for the type checker only: never executed
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -141,7 +154,7 @@ def _local(target: str, modules: Mapping[str, object]) -> str | None:
 
 
 def _layer(module: str) -> int | None:
-    return LAYERS.get(module.split(".")[0]) if module else None
+    return LAYERS.get(module.split(".")[0])
 
 
 def violations(package: Mapping[str, tuple[str, bool]]) -> list[str]:
@@ -162,13 +175,14 @@ def violations(package: Mapping[str, tuple[str, bool]]) -> list[str]:
             local = _local(imp.target, package)
             if local is None or local == module:
                 continue
-            if local:
-                graph[module].add(local)
+            graph[module].add(local)
             if local.split(".")[0] == "cli" and head != "cli":
                 found.append(f"{where}: imports {local} from cli/ (only cli/ may)")
             mine, theirs = _layer(module), _layer(local)
             if mine is not None and theirs is not None and theirs > mine:
-                found.append(f"{where}: {module} (layer {mine}) imports {local} (layer {theirs})")
+                found.append(
+                    f"{where}: {module or 'pytest_rocm'} (layer {mine}) imports {local or 'pytest_rocm'} (layer {theirs})"
+                )
     found.extend(f"import cycle: {' -> '.join(c)}" for c in cycles(graph))
     return found
 
@@ -214,7 +228,8 @@ def test_the_package_keeps_its_import_rules() -> None:
 
 def test_every_top_level_part_has_a_layer() -> None:
     # a new subpackage must be placed in LAYERS, or the layer rule silently ignores it
-    heads = {m.split(".")[0] for m in read_package(PACKAGE) if m}
+    heads = {m.split(".")[0] for m in read_package(PACKAGE)}
+    assert "" in heads  # the root is read, and has its layer
     assert heads - set(LAYERS) == set()
 
 
@@ -235,6 +250,11 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
         # relative imports are resolved: env.model's ``..report`` is pytest_rocm.report
         (_pkg(env__model="from ..report import records\n", report__records=""), "(layer 1) imports"),
         (_pkg(env__model="from ..report.records import SCHEMA\n", report__records=""), "(layer 1) imports"),
+        # the root is a layer: a lower layer reaching it (for __file__, say) stands above plugin/
+        (_pkg(vet__live="import pytest_rocm\n", **{"": ""}), "vet.live (layer 3) imports pytest_rocm (layer 5)"),
+        (_pkg(vet__live="def f():\n    from pytest_rocm import Environment\n", **{"": ""}), "(layer 3) imports"),
+        # the root's lazy table is read as imports
+        (_pkg(**{"": '_LAZY = {"x": "pytest_rocm.cli.run"}\n'}, cli__run=""), "from cli/"),
         (
             _pkg(
                 report__table="from pytest_rocm.report import html\n",

@@ -221,6 +221,59 @@ def test_reduction_length_widens_float32_normwise(x):
     assert small.normwise_tol < inferred.normwise_tol < large.normwise_tol  # K = 2000
 
 
+# ---- the call and its options: both forms -----------------------------------------------------
+
+
+def test_an_options_object_judges_as_the_same_keywords_do(x):
+    from pytest_rocm import ParityOptions
+
+    lenient = ParityOptions(dtypes=("float32",), reference_fn=identity, rtol=0.01)
+    assert assert_parity(off_by_half_percent, x, options=lenient).ok
+    assert assert_parity(off_by_half_percent, x, dtypes=("float32",), reference_fn=identity, rtol=0.01).ok
+    strict = ParityOptions(dtypes=("float32",), reference_fn=identity)
+    with pytest.raises(ParityError):
+        assert_parity(off_by_half_percent, x, options=strict)
+    # a keyword of the call overrides the same field of the options; the object is left as it was
+    assert assert_parity(off_by_half_percent, x, options=strict, rtol=0.01).ok
+    with pytest.raises(ParityError):
+        assert_parity(off_by_half_percent, x, options=lenient, rtol=1e-6)
+    assert lenient.rtol == 0.01
+    result = assert_parity(identity, x, options=ParityOptions(dtypes="bfloat16"), name="ident")
+    assert (result.name, [c.dtype for c in result.comparisons]) == ("ident", ["bfloat16"])
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_it(x):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rtl'"):
+        assert_parity(identity, x, rtl=0.1)  # type: ignore[call-arg]
+
+
+def test_the_parity_fixture_takes_both_forms(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_rocm import ParityError, ParityOptions
+
+        def off(t):
+            return t * 1.005
+
+        def ident(t):
+            return t * 1
+
+        @pytest.mark.rocm_tolerance("float32", rtol=0.01)
+        def test_marker_and_options(parity):
+            import torch
+            x = torch.randn(100, generator=torch.Generator().manual_seed(1))
+            parity(off, x, options=ParityOptions(dtypes=("float32",), reference_fn=ident))
+            parity(off, x, dtypes=("float32",), reference_fn=ident)
+            with pytest.raises(ParityError):  # the call's rtol beats the marker, in either form
+                parity(off, x, options=ParityOptions(dtypes=("float32",), reference_fn=ident, rtol=1e-6))
+            with pytest.raises(ParityError):
+                parity(off, x, dtypes=("float32",), reference_fn=ident, rtol=1e-6)
+        """
+    )
+    pytester.runpytest("--rocm-device=cpu", "-p", "no:randomly").assert_outcomes(passed=1)
+
+
 # ---- bad input -------------------------------------------------------------------------------
 
 

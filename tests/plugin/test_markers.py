@@ -356,3 +356,28 @@ def test_min_vram_on_an_apu_counts_what_it_can_allocate():
     assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], select(apu, Settings()), lookup).skip == (
         "needs 16.0 GiB of GPU memory, device 0 has 512 MiB"
     )
+
+
+# -- typed arguments: each marker's own frozen dataclass, parsed once ---------------------------
+def test_each_marker_parses_into_its_own_typed_arguments() -> None:
+    from packaging.specifiers import SpecifierSet
+
+    from pytest_rocm.plugin.marks import FeatureName, GfxExpectation, GfxPatterns, GpuCount, ToleranceOverride
+    from pytest_rocm.plugin.markspec import NoArgs
+    from pytest_rocm.plugin.versions import MemorySize, Required, VersionSpec
+
+    assert parse_mark("gpu", (), {}).args == NoArgs()
+    assert parse_mark("gpus", (2,), {}).args == GpuCount(2)
+    assert parse_mark("gfx", ("gfx942", "rdna3"), {}).args == GfxPatterns(("gfx942", "rdna3"))
+    assert parse_mark("skip_gfx", ("gfx1030",), {"reason": "NaN"}).args == GfxExpectation(("gfx1030",), "NaN")
+    xfail = parse_mark("xfail_gfx", ("rdna3",), {"reason": "drift", "strict": False}).args
+    assert (xfail.patterns, xfail.reason, xfail.strict) == (("rdna3",), "drift", False)
+    assert parse_mark("xfail_gfx", ("rdna3",), {}).args.strict is None  # pytest's xfail_strict decides
+    assert parse_mark("feature", (" ops/x ",), {}).args == FeatureName("ops/x")
+    assert parse_mark("tolerance", ("bf16",), {"rtol": 0.1}).args == ToleranceOverride("bfloat16", {"rtol": 0.1})
+    assert parse_mark("rocm_version", (" >=6.1 ",), {}).args == VersionSpec(SpecifierSet(">=6.1"), ">=6.1")
+    assert parse_mark("min_vram", ("16GiB",), {}).args == MemorySize(16 * 2**30)
+    required = parse_mark("requires", ("bitsandbytes>=0.45",), {}).args
+    assert isinstance(required, Required) and required.requirement.name == "bitsandbytes"
+    with pytest.raises(AttributeError):  # frozen: parsed once, never changed
+        xfail.reason = "other"

@@ -74,14 +74,17 @@ def test_verbose_header_lists_the_whole_environment(pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "rocm: backend=rocm torch=2.5.1+rocm6.2 rocm=6.2 device=0:gfx1030 (AMD Radeon RX 6700 XT, 12.0 GiB)*",
-            "rocm:   torch 2.5.1+rocm6.2, hip 6.2.*",
-            "rocm:   arch list: *gfx1030*",
-            "rocm:   device 0: AMD Radeon RX 6700 XT, arch gfx1030, silicon gfx1031, * in build yes",
-            "rocm:   system: kfd yes, kfd access yes, *",
-            "rocm:   kernel gpu node *: gfx1031, vram 12.0 GiB, *",
-            "rocm:   variables: HSA_OVERRIDE_GFX_VERSION=10.3.0*",
-            "rocm:   libraries: *",
-            "rocm:   python * on *",
+            # the lines `rocm-compat env` prints: one renderer
+            "rocm:   backend    rocm",
+            "rocm:   torch      2.5.1+rocm6.2 (hip 6.2.*",
+            "rocm:   arch list  *gfx1030*",
+            "rocm:     [[]0[]] AMD Radeon RX 6700 XT: gfx1030 (rdna2, silicon gfx1031), 12.0 GiB, *, in build: yes",
+            "rocm:   kernel     1 GPU(s) in the KFD topology",
+            "rocm:     node *: gfx1031*, VRAM 12.0 GiB*",
+            "rocm:   /dev/kfd   present, read-write ok; groups: *",
+            "rocm:   host       *, python *",
+            "rocm:   variables  HSA_OVERRIDE_GFX_VERSION=10.3.0*",
+            "rocm:   libraries  *",
         ]
     )
 
@@ -120,8 +123,8 @@ def test_xdist_workers_build_no_header(pytester) -> None:
     """What a worker prints is thrown away: its header hooks do no work (no probe, no diagnosis)."""
     config = pytester.parseconfigure(f"--rocm-env={ENVS}/mi300x_8.json")
     assert plugin.pytest_report_header(config)  # the controller's header
-    plugin.state.get_state(config).header_shown = False
-    plugin.state.get_state(config).tests_need_environment = True
+    plugin.get_state(config).header_shown = False
+    plugin.get_state(config).tests_need_environment = True
     config.workerinput = {}  # type: ignore[attr-defined]
     assert plugin.pytest_report_header(config) == []
     assert plugin.pytest_report_collectionfinish(config) == []

@@ -231,3 +231,27 @@ def test_feature_is_read_from_the_parsed_markers_closest_first(pytester: pytest.
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*test_bad.py::test_bad: feature(''): bad feature name ''*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_writer_is_built_from_the_settings_not_read_back_from_config_option(pytester, monkeypatch) -> None:
+    # the report path from the environment variable reaches the writer through the resolved
+    # Settings; with nothing written back to config.option (publish disabled) it still does
+    from pytest_rocm.plugin import options
+
+    monkeypatch.setattr(options, "publish", lambda config, settings: None)
+    monkeypatch.setenv("PYTEST_ROCM_REPORT", str(pytester.path / "out.json"))
+    monkeypatch.setenv("PYTEST_ROCM_LABEL", "from-settings")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest_inprocess(CPU_ENV, "-p", "no:randomly")
+    assert result.ret == 0
+    document = json.loads((pytester.path / "out.json").read_text())
+    assert document["label"] == "from-settings"
+    assert [r["outcome"] for r in document["results"]] == ["passed"]
+
+
+def test_the_report_plugins_are_unregistered_at_the_end(pytester) -> None:
+    config = pytester.parseconfigure(CPU_ENV, f"--rocm-report={pytester.path / 'out.json'}")
+    assert config.pluginmanager.get_plugin("rocm-report-writer") is not None
+    config._ensure_unconfigure()
+    for name in ("rocm-report-writer", "rocm-report-features", "rocm-report-accelerator"):
+        assert config.pluginmanager.get_plugin(name) is None, name

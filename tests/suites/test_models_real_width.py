@@ -69,6 +69,7 @@ def test_widths_cite_their_configs_and_ci_keeps_head_dim_and_gqa() -> None:
         assert config.head_dim == 128 and config.num_key_value_heads == width.kv_heads
 
 
+@pytest.mark.slow
 def test_attention_broken_at_head_dim_128_fails_exactly_the_real_shape_rows(
     pytester: pytest.Pytester, restore_offline_env
 ) -> None:

@@ -234,6 +234,7 @@ def broken(pytester: pytest.Pytester, name: str) -> dict[str, str]:
     return outcomes
 
 
+@pytest.mark.slow
 def test_sdpa_broken_at_head_dim_128_and_above(pytester, suite) -> None:
     outcomes = broken(pytester, "sdpa_head_dim_128")
     assert outcomes["operators/sdpa_sweep[hd96-math-float32]"] == "passed"
@@ -268,6 +269,7 @@ def test_reductions_broken_from_2_to_the_16_elements(pytester, suite) -> None:
     assert outcomes["operators/reduction_sweep[cumsum-row4096-float16]"] == "passed"  # 16384 elements
 
 
+@pytest.mark.slow
 def test_unbroken_run_passes_the_rows_each_break_fails(pytester, suite) -> None:
     """The control: the same files through the same conftest with no break. Nothing fails, and
     the rows each break must fail pass here (as many as it counts), measured by parity: so the
