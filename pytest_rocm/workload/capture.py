@@ -227,7 +227,7 @@ def captured_on() -> dict[str, Any]:
 
 def document(recorder: Recorder, duration_s: float, command: list[str] | None = None) -> dict[str, Any]:
     """The ``pytest-rocm/workload/1`` document of what the recorder saw."""
-    from pytest_rocm import __version__
+    from pytest_rocm.env.seam import distribution_version  # the package root is the public API's layer
 
     signatures: dict[str, dict[str, Any]] = {}
     for entry in recorder.signatures.values():  # requires_grad is part of the key, not of the id
@@ -240,7 +240,7 @@ def document(recorder: Recorder, duration_s: float, command: list[str] | None = 
     return {
         "schema": SCHEMA,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "tool": f"pytest-rocm {__version__}",
+        "tool": f"pytest-rocm {distribution_version('pytest-rocm')}",
         "captured_on": captured_on(),
         "command": command,
         "exit_status": None,
