@@ -21,7 +21,9 @@ stays cheap when pytest loads the plugin.
 - scale: ``scale_cases("case", {id: (ci_value, full_value)})`` (the ``rocm_scaled`` marker from a
   table; ``pytest_rocm.plugin.scale.cases``);
 - attention: ``sdpa_not_offered_hint(arch, variables)``, and from the profiler
-  ``kernel_names(fn)`` (torch) and ``sdpa_backend_from_names(names)``.
+  ``kernel_names(fn)`` (torch) and ``sdpa_backend_from_names(names)``;
+- workloads: ``capture()`` (torch), a context manager that records the distinct aten op calls of
+  its block for ``--rocm-workload`` (docs/workload.md).
 
 ``pytest_rocm.parity.strategies`` (hypothesis) stays an explicit import.
 """
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.plugin.scale import cases as scale_cases
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
+    from pytest_rocm.workload.capture import capture
 
 __version__ = "0.1.0"
 
@@ -76,6 +79,7 @@ _LAZY: dict[str, str] = {
     "sdpa_not_offered_hint": "pytest_rocm.doctor.facts",
     "kernel_names": "pytest_rocm.perf.backend",
     "sdpa_backend_from_names": "pytest_rocm.perf.backend",
+    "capture": "pytest_rocm.workload.capture",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
@@ -94,6 +98,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "__version__",
     "assert_parity",
     "boundary_row_id",
+    "capture",
     "default_tolerance",
     "device_backend",
     "device_string",

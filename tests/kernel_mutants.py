@@ -23,3 +23,23 @@ class DropsKTail(TorchDispatchMode):
             a, b = a[..., :keep], b[..., :keep, :]
             return func(args[0], a, b, **kwargs) if name == "addmm" else func(a, b, **kwargs)
         return func(*args, **kwargs)
+
+
+class PerturbsOneShape(TorchDispatchMode):
+    """One op at one input layout returns 1 % too much, in the device runs only (the reference's
+    float64 runs are left alone): a kernel wrong at one shape, right at every other."""
+
+    def __init__(self, op: str, shapes: list[list[int]]) -> None:
+        super().__init__()
+        self.op, self.shapes = op, shapes
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if (
+            str(func) == self.op
+            and [list(t.shape) for t in tensors] == self.shapes
+            and not any(t.dtype == torch.float64 for t in tensors)
+        ):
+            return out * 1.01
+        return out

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "vet": ("pytest_rocm.cli.vet", "scan a library for CUDA-only code and judge it for ROCm"),
     "doctor": ("pytest_rocm.cli.doctor", "diagnose a broken ROCm/PyTorch setup and say how to fix it"),
     "setup": ("pytest_rocm.cli.setup", "install the torch build for this machine, then the extras"),
+    "capture": ("pytest_rocm.cli.capture", "record the aten ops a program runs, for --rocm-workload"),
 }
 
 EXIT_USAGE = 2

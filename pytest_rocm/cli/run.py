@@ -22,6 +22,7 @@ from pytest_rocm.report.files import busy, remove_if_regular, sidecar_path
 from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.records import ReportDocument, default_label, slug
 from pytest_rocm.suite_command import suite_command
+from pytest_rocm.workload.schema import workload_problem
 
 #: pytest exit statuses that still mean "the report is a measurement" (all ran; some failed)
 MEASURED = (0, 1)
@@ -95,6 +96,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--reports-dir", default="reports", metavar="DIR", type=path_text, help="where to write (default: reports)"
     )
     parser.add_argument("--suites", metavar="DIR", type=path_text, help="suites folder (default: the bundled suites)")
+    parser.add_argument(
+        "--workload",
+        metavar="FILE",
+        type=path_text,
+        help="replay this capture (rocm-compat capture) instead of the suites",
+    )
     parser.epilog = "Other arguments go to pytest, e.g. `rocm-compat run -k matmul -n 8` (or after --)."
     parser.allow_abbrev = False  # a pytest option must never be taken for an abbreviation of ours
 
@@ -114,6 +121,9 @@ def suite_root(folder: Path) -> tuple[Path, list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     user_args: list[str] = list(args.passthrough)
+    if args.workload and (problem := workload_problem(args.workload)):
+        print(f"rocm-compat run: --workload {problem}", file=sys.stderr)
+        return 2
     suites = Path(args.suites) if args.suites else bundled_suites()
     if not suites.is_dir():
         print(f"rocm-compat run: {suites}: no suites folder there", file=sys.stderr)
@@ -138,6 +148,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report_path = reports_dir / f"{slug(label)}.json"
     root, targets = suite_root(suites)
+    if args.workload:  # the workload's rows alone: pytest is pointed at a folder with no tests
+        root, targets = reports_dir / ".workload-root", []
+        root.mkdir(exist_ok=True)
+        user_args = [f"--rocm-workload={Path(args.workload).resolve()}", *user_args]
     device = "cpu" if on_cpu else None
     command = suite_command(root, report_path, label, device=device, user_args=user_args, targets=targets)
     print("rocm-compat run: " + " ".join(command[2:]), flush=True)

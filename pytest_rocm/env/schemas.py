@@ -26,6 +26,7 @@ from pytest_rocm.env import arch
 SCHEMA_FILES: dict[str, str] = {
     "environment": "schemas/environment-1.json",
     "report": "schemas/report-1.json",
+    "workload": "schemas/workload-1.json",
 }
 
 _NVIDIA_RE = re.compile(r"^(sm|compute)_[0-9]+[a-z]?$")

@@ -37,6 +37,7 @@ pytest_plugins = [
     "pytest_rocm.plugin.fixtures",
     "pytest_rocm.plugin.scale",
     "pytest_rocm.plugin.perf",
+    "pytest_rocm.plugin.workload",
 ]
 
 #: fixtures whose use means a test needs the environment

@@ -129,6 +129,20 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "(default cpu,cuda,hip,mps,xpu)",
         metavar="TOKENS",
     ),
+    OptionSpec(
+        "rocm_workload",
+        "--rocm-workload",
+        "PYTEST_ROCM_WORKLOAD",
+        "replay a capture of `rocm-compat capture` (pytest-rocm/workload/1) as rows workload/<op>[<id>]",
+        metavar="FILE",
+    ),
+    OptionSpec(
+        "rocm_workload_perf",
+        "--rocm-workload-perf",
+        "PYTEST_ROCM_WORKLOAD_PERF",
+        "time each workload row's device call and record it as the row's perf",
+        is_flag=True,
+    ),
 )
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -206,6 +220,10 @@ class Settings:
     plan_source: str = ""
     #: the combination a plan installs (--rocm-plan-combo), whose wheel must carry the plan's gfx
     plan_combo: str | None = None
+    #: --rocm-workload: the capture to replay as rows (plugin/workload.py), and whether to time them
+    workload: Path | None = None
+    workload_source: str = ""
+    workload_perf: bool = False
 
     @property
     def forced_cpu(self) -> bool:
@@ -317,6 +335,8 @@ def resolve(config: pytest.Config) -> Settings:
     device_ids, _ = checked("rocm_device_ids", parse_device_tokens)
     values["device_ids"] = DEFAULT_DEVICE_TOKENS if device_ids is None else device_ids
     values.update(_plan_versions(checked))
+    values["workload"], values["workload_source"] = checked("rocm_workload", lambda v: Path(parse_path(v)).expanduser())
+    values["workload_perf"] = bool(checked("rocm_workload_perf", parse_bool)[0])
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(
@@ -353,6 +373,7 @@ def publish(config: pytest.Config, settings: Settings) -> None:
     config.option.rocm_env = str(settings.env_file) if settings.env_file else None
     config.option.rocm_short_markers = "auto" if settings.short_markers else "off"
     config.option.rocm_device_ids = ",".join(settings.device_ids) or "off"
+    config.option.rocm_workload = str(settings.workload) if settings.workload else None
     if settings.device is None:
         config.option.rocm_device = None
     else:

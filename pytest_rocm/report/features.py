@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 SUITE_FOLDERS = ("suites", "_suites")
 #: the bundled suites' folders (tests/report checks this against suites/): a node id starting with
@@ -134,6 +135,15 @@ def row_of(
     scope = [n.removeprefix("Test") or n for n in names[:-1]]
     name = ".".join([*scope, last.removeprefix("test_")])
     return f"{suite}/{name}{params}", suite
+
+
+def row_detail(info: dict[str, Any]) -> tuple[str, int] | None:
+    """(``aten.mm.default(f32[8,64], f32[64,32]), 12 calls``, 12) for a row whose info names its
+    signature and call count (a workload row), else None."""
+    signature, calls = info.get("signature"), info.get("calls")
+    if not isinstance(signature, str) or not isinstance(calls, int) or isinstance(calls, bool):
+        return None
+    return f"{signature}, {calls} call{'s' if calls != 1 else ''}", calls
 
 
 def collection_feature(nodeid: str) -> str:

@@ -65,7 +65,7 @@ class FeatureRow:
     #: dtype (or ``NO_DTYPE``) -> the table row of that dtype
     by_dtype: dict[str, Row]
     status: Status
-    #: the first known issue among its rows
+    #: the first of its rows with a known issue or a detail (a workload signature)
     issue: Row | None = None
     #: (label, dtype) -> how many times the first column's error the cell's grew, where past GROWTH_FACTOR
     growth: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -156,7 +156,7 @@ def feature_rows(table: Table) -> list[FeatureRow]:
         by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
         cells = [c for r in by_dtype.values() for c in r.cells.values()]
         feature = FeatureRow(suite, base, by_dtype, row_status(cells))
-        feature.issue = next((r for r in by_dtype.values() if r.issue), None)
+        feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
         for dtype, r in by_dtype.items():
             for label, factor in grown(r, table.labels).items():
                 feature.growth[(label, dtype)] = factor

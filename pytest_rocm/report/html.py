@@ -166,6 +166,10 @@ def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdow
     )
 
 
+def _detail(row: FeatureRow) -> str:  # a workload row's signature and call count, under its name
+    return f"<br><code>{_attr(row.issue.detail)}</code>" if row.issue and row.issue.detail else ""
+
+
 def _issue_link(row: FeatureRow) -> str:
     """A known-issues row links its public report (seen on, fixed in as the link's title)."""
     if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
@@ -201,7 +205,7 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
         colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
         out.append(
             f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'
-            f"<td>{_attr(row.feature)}{_issue_link(row)}</td>{''.join(cells)}"
+            f"<td>{_attr(row.feature)}{_issue_link(row)}{_detail(row)}</td>{''.join(cells)}"
             f'<td class=status style="color:{colour}">{_attr(row.status_text)}</td></tr>'
         )
     out.append("</tbody></table>")

@@ -57,6 +57,8 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
         feature = _esc(row.feature)
         if row.issue and row.issue.issue:
             feature += _issue(row.issue.issue_text(), str(row.issue.issue.get("url") or ""))
+        if row.issue and row.issue.detail:
+            feature += f": `{_esc(row.issue.detail)}`"
         out.append(f"| {feature} | " + " | ".join(cells) + f" | {_esc(row.status_text)} |")
     return out
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.escape import csv_cell, terminal
+from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
@@ -72,6 +73,7 @@ class Row:
     #: the public bug report a known-issues row reproduces (its ``info["issue"]``: url, seen_on,
     #: fixed_in, ...), None for other rows
     issue: dict[str, Any] | None = None
+    detail: str = ""  # a workload row's signature and call count (features.row_detail): sorted by it
 
     def issue_text(self) -> str:
         """``pytorch/pytorch#189849; seen on gfx1151, torch 2.14.0a0; fixed in: not stated``"""
@@ -228,23 +230,24 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
     labels = [r["label"] for r in reports]
     grid: dict[tuple[str, str], dict[str, Cell | None]] = {}
     issues: dict[tuple[str, str], dict[str, Any]] = {}
+    details: dict[tuple[str, str], tuple[str, int]] = {}
     for report in reports:
         for record in report["results"]:
             key = (record.get("suite") or "", record["feature"])
             cells = grid.setdefault(key, dict.fromkeys(labels))
             cells[report["label"]] = _merge(cells[report["label"]], record)
-            issue = (record.get("info") or {}).get("issue")
-            if isinstance(issue, dict) and key not in issues:
-                issues[key] = issue
+            info = record.get("info") or {}
+            if isinstance(info.get("issue"), dict) and key not in issues:
+                issues[key] = info["issue"]
+            details[key] = row_detail(info) or details.get(key, ("", 0))
 
-    def order(key: tuple[str, str]) -> tuple[int, str, str]:
-        suite, feature = key
-        rank = SUITE_ORDER.index(suite) if suite in SUITE_ORDER else len(SUITE_ORDER)
-        return rank, suite, feature
+    def order(key: tuple[str, str]) -> tuple[int, str, int, str]:
+        rank = SUITE_ORDER.index(key[0]) if key[0] in SUITE_ORDER else len(SUITE_ORDER)
+        return rank, key[0], -details[key][1], key[1]
 
     rows = [
-        Row(s, f, grid[(s, f)], row_status(list(grid[(s, f)].values())), issues.get((s, f)))
-        for s, f in sorted(grid, key=order)
+        Row(*k, grid[k], row_status(list(grid[k].values())), issues.get(k), details[k][0])
+        for k in sorted(grid, key=order)
     ]
     return Table(
         labels=labels,

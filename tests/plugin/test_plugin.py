@@ -422,5 +422,6 @@ def test_plugins_list_is_kept() -> None:
         "pytest_rocm.plugin.fixtures",
         "pytest_rocm.plugin.scale",
         "pytest_rocm.plugin.perf",
+        "pytest_rocm.plugin.workload",
     ]
     assert "pytest_rocm.plugin.parity_fixtures" not in plugin.pytest_plugins  # folded into fixtures

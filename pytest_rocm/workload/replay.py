@@ -1,0 +1,274 @@
+"""Replaying one captured signature: the device under test against float64 on the CPU.
+
+For each value regime the op runs once on the device at the captured shapes, strides, storage
+offset and dtypes, and once on the CPU with every floating input in float64 (the same numbers:
+``inputs``). Every output and every input the op writes (an in-place op's ``self``, ``out=``, an
+optimizer's ``_foreach_`` lists) is compared with parity's metrics at the tolerance of its dtype;
+where the reference rounded to that dtype overflows, the same inf is a match (an exp that
+overflows float16 is right to). A signature seen with gradients gets its backward checked too,
+by autograd through the op, with generated output gradients. Ops with integer outputs run the
+random regime only (ties in a degenerate input make any index right).
+
+An op that has no float64 CPU kernel is compared with the CPU at the captured dtypes instead
+(``reference`` in the row's info says which); one the CPU cannot run at all is not replayable here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from pytest_rocm.parity import tolerances as tols
+from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
+from pytest_rocm.parity.result import Comparison, ParityResult
+from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
+from pytest_rocm.workload.references import SUBSTITUTES
+from pytest_rocm.workload.signature import signature_text
+
+#: what the dispatcher says when an op has no kernel for a backend
+_NO_KERNEL = "Could not run"
+
+
+class NotReplayable(Exception):
+    """The signature cannot be replayed here (no such op in this torch, no CPU kernel at all)."""
+
+
+class DeviceFailed(Exception):
+    """The device run raised where the reference ran: a finding, not a skip."""
+
+
+@dataclass
+class Replay:
+    result: ParityResult
+    reference: str  # "cpu float64" or "cpu <captured dtypes>"
+    regimes: list[str]
+    backward: bool
+    #: the perf record of the device call (random inputs), when timed (``perf.measure``)
+    perf: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve_op(name: str) -> Any:
+    """``aten.mm.default`` -> ``torch.ops.aten.mm.default``; NotReplayable when this torch lacks it."""
+    namespace, packet, overload = name.split(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), packet), overload)
+    except (AttributeError, RuntimeError):
+        raise NotReplayable(f"this torch ({torch.__version__}) has no op {name}") from None
+
+
+def written_inputs(func: Any, built: Built) -> Iterator[tuple[str, Any]]:
+    """The arguments the op writes (alias_info.is_write in its schema), by name."""
+    for position, argument in enumerate(func._schema.arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        if position < len(built.args) and not argument.kwarg_only:
+            yield f"{argument.name} (written)", built.args[position]
+        elif argument.name in built.kwargs:
+            yield f"{argument.name} (written)", built.kwargs[argument.name]
+
+
+def leaves(value: Any, path: str) -> Iterator[tuple[str, torch.Tensor]]:
+    if isinstance(value, torch.Tensor):
+        yield path, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from leaves(item, f"{path}[{i}]")
+
+
+def _outputs(func: Any, built: Built, returned: Any) -> list[tuple[str, torch.Tensor]]:
+    found = list(leaves(returned, "out"))
+    for name, value in written_inputs(func, built):
+        found.extend(leaves(value, name))
+    return found
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
+    name = _dtype_name(dtype)
+    return tols.default_tolerance(name if name in tols.DTYPE_NAMES else "float64", k)
+
+
+def _reference_for(got: torch.Tensor, ref: torch.Tensor) -> Reference:
+    """The float64 reference, with the dtype's overflow kept: where the reference rounded to the
+    output's dtype is infinite, that inf is what a right kernel returns."""
+    ref = ref.detach().cpu()
+    if ref.is_floating_point() and got.dtype != ref.dtype and got.is_floating_point():
+        rounded = ref.to(got.dtype).to(ref.dtype)
+        ref = torch.where(torch.isinf(rounded) & torch.isfinite(ref), rounded, ref)
+    return Reference(ref)
+
+
+def compare(
+    result: ParityResult, label: str, got: torch.Tensor, ref: torch.Tensor, k: int, mode: str = "absolute"
+) -> Comparison:
+    dtype = _dtype_name(got.dtype)
+    base = Comparison(dtype, label, mode, False, None)
+    if got.shape != ref.shape or got.is_floating_point() != ref.is_floating_point():
+        base.kind, base.detail = "structure", f"{label}: got {tuple(got.shape)} {dtype}, reference {tuple(ref.shape)}"
+        result.comparisons.append(base)
+        return base
+    if got.is_complex():
+        got, ref = torch.view_as_real(got.detach()), torch.view_as_real(ref.detach())
+    reference = _reference_for(got, ref)
+    if not got.is_floating_point():
+        comparison = compare_exact(got.detach().cpu(), reference, base)
+    else:
+        comparison = compare_float(got.detach(), reference, _tolerance(got.dtype, k), base, allow_vacuous=True)
+    result.comparisons.append(comparison)
+    return comparison
+
+
+def reduction_bound(built: Built) -> int:
+    """K for the tolerance: the most elements of any floating input. A sum in the op has at most
+    that many terms (a convolution's weight gradient sums over batch and image: more than any one
+    dimension, which is all ``assert_parity`` infers for the ops it is given)."""
+    sizes = [t.numel() for _, t in _inputs(built) if t.is_floating_point()]
+    return max([1, *sizes])
+
+
+def _call(func: Any, built: Built) -> Any:
+    return func(*built.args, **built.kwargs)
+
+
+def _run_reference(func: Any, signature: Mapping[str, Any], ref: Built) -> tuple[Any, Built, str]:
+    substitute = SUBSTITUTES.get(str(signature["op"]))
+    if substitute is not None:  # no CPU kernel: the math it fuses, in float64
+        return substitute(*ref.args, **ref.kwargs), ref, "cpu float64 (math attention)"
+    try:
+        return _call(func, ref), ref, "cpu float64"
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        same = same_dtype_reference(ref, signature)
+        try:
+            return _call(func, same), same, "cpu at the captured dtypes"
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):
+            raise NotReplayable(f"the CPU reference cannot run it: {first}") from None
+
+
+def _backward(
+    result: ParityResult, func: Any, dev: Built, ref: Built, dev_out: Any, ref_out: Any, k: int, seed: int
+) -> bool:
+    """Gradients of the op's floating outputs (generated output gradients) against the reference's."""
+    pairs = [
+        (d, r)
+        for (_, d), (_, r) in zip(leaves(dev_out, "out"), leaves(ref_out, "out"), strict=False)
+        if d.requires_grad and d.is_floating_point() and r.requires_grad
+    ]
+    if not pairs or not dev.grad_inputs or len(dev.grad_inputs) != len(ref.grad_inputs):
+        return False
+    g = torch.Generator().manual_seed(seed + 7)
+    grads = [torch.randn(d.shape, generator=g, dtype=torch.float64).to(d.dtype) for d, _ in pairs]
+    dev_grads = torch.autograd.grad(
+        [d for d, _ in pairs],
+        [t for _, t in dev.grad_inputs],
+        [x.to(d.device) for x, (d, _) in zip(grads, pairs, strict=True)],
+        allow_unused=True,
+    )
+    ref_grads = torch.autograd.grad(
+        [r for _, r in pairs],
+        [t for _, t in ref.grad_inputs],
+        [x.to(torch.float64) for x in grads],
+        allow_unused=True,
+    )
+    for (name, _), got, want in zip(dev.grad_inputs, dev_grads, ref_grads, strict=True):
+        if got is not None and want is not None:
+            compare(result, f"random: grad {name}", got, want, k)
+    return True
+
+
+def replay(
+    signature: Mapping[str, Any], device: torch.device, *, seed: int = 0, perf: Mapping[str, Any] | None = None
+) -> Replay:
+    """Replay one signature on ``device``; the ParityResult holds every comparison (check ``ok``).
+    ``perf``: also time the device call with ``perf.measure`` and these settings (warmup, reps...).
+
+    NotReplayable when it cannot run here; DeviceFailed when the device raised and the CPU did not."""
+    reason = signature.get("not_replayable")
+    if reason:
+        raise NotReplayable(str(reason))
+    func = resolve_op(str(signature["op"]))
+    result = ParityResult(name=signature_text(signature), mode="absolute", device=str(device), dtypes=())
+    reference_kind, done, backward = "cpu float64", [], False
+    for regime in REGIMES:
+        dev, ref = Maker(signature, device, regime, seed).build()
+        ref_out, ref_used, reference_kind = _run_reference(func, signature, ref)
+        try:
+            dev_out = _call(func, dev)
+        except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
+            if _NO_KERNEL in str(exc):  # mkldnn_*, cudnn_*: an op of the capturing machine's backend
+                raise NotReplayable(
+                    f"{signature['op']} has no {device.type} kernel here: an op of the backend that captured it"
+                ) from None
+            raise DeviceFailed(f"{regime} inputs: the device raised {type(exc).__name__}: {exc}") from None
+        k = reduction_bound(ref_used)
+        dev_leaves, ref_leaves = _outputs(func, dev, dev_out), _outputs(func, ref_used, ref_out)
+        if reference_kind.endswith("(math attention)"):
+            dev_leaves = dev_leaves[: len(ref_leaves)]  # the outputs the math has: the attention
+        if len(dev_leaves) != len(ref_leaves):
+            raise DeviceFailed(f"{len(dev_leaves)} outputs on the device, {len(ref_leaves)} in the reference")
+        input_dtypes = {t.dtype for _, t in _inputs(dev)}
+        for (path, got), (_, want) in zip(dev_leaves, ref_leaves, strict=True):
+            if got.dtype == torch.uint8 and torch.uint8 not in input_dtypes:
+                continue  # a workspace (an RNN kernel's reserve): opaque bytes, not a result
+            compare(result, f"{regime}: {path}", got, want, k)
+        done.append(regime)
+        if regime == "random" and signature.get("grad") and ref_used is ref:
+            backward = _backward(result, func, dev, ref, dev_out, ref_out, k, seed)
+        if any(not t.is_floating_point() for _, t in dev_leaves) or not any(
+            t.is_floating_point() for _, t in _inputs(dev)
+        ):
+            break  # integer outputs, or nothing floating to vary: the other regimes prove nothing more
+    result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
+    replayed = Replay(result, reference_kind, done, backward)
+    if perf is not None:
+        replayed.perf = measure_call(func, Maker(signature, device, "random", seed).build()[0], device, perf)
+    return replayed
+
+
+def _inputs(built: Built) -> list[tuple[str, torch.Tensor]]:
+    return [*leaves(built.args, "args"), *leaves(list(built.kwargs.values()), "kwargs")]
+
+
+def work_of(func: Any, built: Built) -> dict[str, float]:
+    """``{"flops": n}`` where torch's flop counter knows the op (matmuls, convolutions,
+    attention), else ``{"bytes": n}``: the bytes of its tensor inputs and outputs."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        out = _call(func, built)
+    flops = counter.get_total_flops()
+    if flops:
+        return {"flops": float(flops)}
+    tensors = [t for _, t in _inputs(built)] + [t for _, t in leaves(out, "out")]
+    return {"bytes": float(sum(t.numel() * t.element_size() for t in tensors))}
+
+
+def measure_call(func: Any, built: Built, device: torch.device, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The device call's perf record, as the ``perf`` fixture makes one (no autograd recording)."""
+    from pytest_rocm.perf.measure import measure
+
+    dtypes = [t.dtype for _, t in _inputs(built) if t.is_floating_point()]
+
+    def call() -> Any:
+        with torch.no_grad():
+            return _call(func, built)
+
+    record = measure(
+        call,
+        work=work_of(func, built),
+        name=str(func),
+        dtype=_dtype_name(dtypes[0]) if dtypes else None,
+        device=device,
+        **settings,
+    )
+    return dict(record)
+
+
+__all__ = ["DeviceFailed", "NotReplayable", "Replay", "replay", "resolve_op"]
