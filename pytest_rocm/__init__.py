@@ -8,7 +8,8 @@ stays cheap when pytest loads the plugin.
 - parity: ``assert_parity`` (torch), ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
 - the environment: ``Environment``, ``Device`` (to type the ``rocm_env`` fixture), and for a
   conftest or another plugin ``get_environment(config)``, ``get_device(config)``,
-  ``device_string(config)``;
+  ``device_string(config)``, ``get_scale(config)`` (the session's ``ci``/``full`` profile, usable in
+  ``pytest_generate_tests``);
 - for a test or a suite: ``INFO_PROPERTY`` (``record_property(INFO_PROPERTY, {...})`` puts facts
   in the report's ``info``), ``skip_not_installed`` / ``not_installed_reason`` (a skip the report
   counts as ``not-installed``).
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.env.model import Device, Environment
     from pytest_rocm.parity.check import assert_parity
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
+    from pytest_rocm.plugin.scale import get_scale
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, not_installed_reason
 
@@ -41,6 +43,7 @@ _LAZY: dict[str, str] = {
     "get_environment": "pytest_rocm.plugin.session",
     "get_device": "pytest_rocm.plugin.session",
     "device_string": "pytest_rocm.plugin.session",
+    "get_scale": "pytest_rocm.plugin.scale",
     "INFO_PROPERTY": "pytest_rocm.report.outcomes",
     "not_installed_reason": "pytest_rocm.report.outcomes",
 }
@@ -57,6 +60,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "device_string",
     "get_device",
     "get_environment",
+    "get_scale",
     "not_installed_reason",
     "skip_not_installed",
 ]
