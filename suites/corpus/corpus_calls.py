@@ -113,3 +113,43 @@ def op_call(row: db.Row, device_type: str, backend: str) -> Call:
         tolerances[row.dtype] = {"rtol": max(rtol, override["rtol"]), "atol": max(atol, override["atol"])}
     args = tuple(leaves[i].detach() for i in passed)
     return Call(call, args, grad, tolerances, notes={"opinfo_tolerance": override} if override else {})
+
+
+# ---- ModuleInfo -----------------------------------------------------------------------------------
+def module_call(row: db.Row, device_type: str) -> Call:
+    """One step of the module (``row.variant``: train or eval) on its sample; the outputs and the
+    state the step leaves behind (buffers: running statistics, step counters) are compared."""
+    entry = db.entries("moduleinfo")[(row.name, "default")]
+    decorators = [
+        *db.decorations(entry, db.MODULE_TEST, device_type, row.dtype),
+        *db.decorations(entry, ("TestModule", "test_cpu_gpu_parity"), device_type, row.dtype),
+    ]
+    if (why := db.known_skip(decorators)) is not None:
+        raise Skip(f"ModuleInfo marks {row.name} {row.dtype} on {device_type}: {why}")
+    # ModuleInfo's dtypes are what its own tests run (fp32/fp64 for most modules), not what the
+    # kernels support: fp16/bf16 rows run anyway, and a dtype without a kernel skips as unsupported
+    listed = db.torch_dtype(row.dtype) in set(entry.supported_dtypes(device_type))
+    sample = db.module_samples(row.name, row.dtype, row.variant == "train")[int(row.sample[1:])]
+    db.seeded(0)
+    module = entry.module_cls(*sample.constructor_args, **sample.constructor_kwargs).float()
+    module.train(row.variant == "train")
+    leaves, spec = pytree.tree_flatten((sample.forward_args, sample.forward_kwargs))
+    is_tensor = [isinstance(x, torch.Tensor) for x in leaves]
+    passed = [i for i, x in enumerate(leaves) if is_tensor[i] and x.is_floating_point()]
+    grad = any(p.requires_grad for p in module.parameters()) or any(leaves[i].requires_grad for i in passed)
+
+    def step(*xs: torch.Tensor) -> Any:
+        values = list(leaves)
+        for j, i in enumerate(passed):
+            values[i] = relayout(xs[j], leaves[i])
+        like = next(iter(module.parameters()), None) if not xs else xs[0]
+        for i, t in enumerate(is_tensor):
+            if t and i not in passed:
+                values[i] = _convert(leaves[i], like)
+        args, kwargs = pytree.tree_unflatten(values, spec)
+        out = as_outputs(module(*args, **kwargs))
+        return {"output": out, "state": {name: b for name, b in module.named_buffers()}}
+
+    step.__name__ = row.name
+    args = tuple(leaves[i].detach() for i in passed)
+    return Call(step, args, grad, module=module, notes={} if listed else {"moduleinfo_lists_dtype": False})

@@ -56,14 +56,17 @@ CI_OPS: dict[str, tuple[str, ...]] = {
 CI_SAMPLES = 2
 #: modules of the ci profile (ModuleInfo names)
 CI_MODULES: tuple[str, ...] = (
+    "nn.BatchNorm1d",
     "nn.BatchNorm2d",
+    "nn.InstanceNorm2d",
     "nn.LayerNorm",
-    "nn.GroupNorm",
     "nn.LSTM",
     "nn.GRU",
     "nn.Conv2d",
+    "nn.ConvTranspose2d",
     "nn.Embedding",
     "nn.MaxPool2d",
+    "nn.MultiheadAttention",
 )
 CI_MODULE_SAMPLES = 2
 MODES = ("train", "eval")
