@@ -10,11 +10,16 @@ same samples in the same order (OpInfo seeds each sample).
 ``full``: every OpInfo entry and every ModuleInfo entry of the installed torch, every sample of
 ``sample_inputs`` (ids ``s<i>``) and of ``reference_inputs`` (``r<i>``, where the entry has its own),
 in fp32/fp16/bf16, modules in train and eval. Select rows on a CPU with ``-k``.
+
+``PYTEST_ROCM_CORPUS_OPS`` (comma-separated globs over entry names: ``nn.functional.conv*,nn.BatchNorm*``)
+keeps only those entries, in either profile, before any sample is generated: ``-k`` selects after
+collection, and collecting the whole full corpus generates every sample (minutes on 2 cores).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import fnmatch
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import corpus_db as db
@@ -72,6 +77,15 @@ CI_MODULE_SAMPLES = 2
 MODES = ("train", "eval")
 
 
+def patterns(text: str | None) -> tuple[str, ...]:
+    """``"conv*, nn.BatchNorm*"`` -> ("conv*", "nn.BatchNorm*"); empty or None: no filter."""
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+def wanted(name: str, only: Sequence[str]) -> bool:
+    return not only or any(fnmatch.fnmatchcase(name, p) for p in only)
+
+
 def ci_ops() -> list[tuple[str, str]]:
     """(name, variant) of the ci ops, in family order."""
     out = []
@@ -83,14 +97,15 @@ def ci_ops() -> list[tuple[str, str]]:
 
 
 # ---- OpInfo rows --------------------------------------------------------------------------------
-def opinfo_rows(scale: str, device_type: str, backend: str) -> list[db.Row]:
-    """Every OpInfo row of the profile; rows that cannot run carry the reason (never an exception)."""
+def opinfo_rows(scale: str, device_type: str, backend: str, only: Sequence[str] = ()) -> list[db.Row]:
+    """Every OpInfo row of the profile (entries matching ``only``, when given); rows that cannot run
+    carry the reason (never an exception)."""
     try:
         table = db.entries("opinfo")
     except db.Unavailable as exc:
-        wanted = ci_ops() if scale == "ci" else [("corpus", "default")]
-        return [db.Row("opinfo", n, v, d, db.NO_SAMPLE, problem=str(exc)) for n, v in wanted for d in db.DTYPES]
-    keys = ci_ops() if scale == "ci" else sorted(table)
+        names = ci_ops() if scale == "ci" else [("corpus", "default")]
+        return [db.Row("opinfo", n, v, d, db.NO_SAMPLE, problem=str(exc)) for n, v in names for d in db.DTYPES]
+    keys = [k for k in (ci_ops() if scale == "ci" else sorted(table)) if wanted(k[0], only)]
     limit = CI_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
     for name, variant in keys:
@@ -123,18 +138,19 @@ def _op_dims(sample: Any, dtype: str, variant: str, sample_id: str) -> dict[str,
 
 
 # ---- ModuleInfo rows ----------------------------------------------------------------------------
-def moduleinfo_rows(scale: str) -> list[db.Row]:
+def moduleinfo_rows(scale: str, only: Sequence[str] = ()) -> list[db.Row]:
+    """Every ModuleInfo row of the profile, train and eval (entries matching ``only``, when given)."""
     try:
         table = db.entries("moduleinfo")
     except db.Unavailable as exc:
-        wanted = list(CI_MODULES) if scale == "ci" else ["corpus"]
+        names = list(CI_MODULES) if scale == "ci" else ["corpus"]
         return [
             db.Row("moduleinfo", n, m, d, db.NO_SAMPLE, problem=str(exc))
-            for n in wanted
+            for n in names
             for m in MODES
             for d in db.DTYPES
         ]
-    names = list(CI_MODULES) if scale == "ci" else sorted(n for n, _ in table)
+    names = [n for n in (list(CI_MODULES) if scale == "ci" else sorted(n for n, _ in table)) if wanted(n, only)]
     limit = CI_MODULE_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
     for name in names:

@@ -13,7 +13,9 @@ import torch
 from pytest_rocm import INFO_PROPERTY, DtypeUnsupported, ParityError
 
 
-def test_moduleinfo(module_row: corpus_db.Row, corpus_where, parity, rocm_device: torch.device, record_property) -> None:
+def test_moduleinfo(
+    module_row: corpus_db.Row, corpus_where, parity, rocm_device: torch.device, record_property
+) -> None:
     record_property(INFO_PROPERTY, module_row.info())
     if module_row.problem is not None:
         pytest.skip(module_row.problem)
