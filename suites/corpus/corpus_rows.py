@@ -178,7 +178,7 @@ def _module_rows(name: str, mode: str, dtype: str, limit: int | None) -> Iterato
 
 
 def _module_dims(sample: db.ModuleSample, dtype: str, mode: str, sample_id: str) -> dict[str, str]:
-    dims = db.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, "module", sample_id)
+    dims = db.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
     dims["mode"] = mode
     ctor = [k for k in sample.constructor_kwargs]
     if ctor:
