@@ -8,9 +8,9 @@ Each class of tests/corpus_mutants.py breaks the device run at its condition
 (``CORPUS_MUTANT=<name>``). The corpus runs once clean (every row must pass or skip) and once per
 class, each in a fresh ``python -m pytest suites/corpus --rocm-device=cpu`` process; a class is
 caught when at least one row fails that passed clean. ``ci`` runs the whole ci corpus per class.
-``full`` on a CPU cannot run the whole corpus per class (~57,000 OpInfo rows): it runs the rows
-whose name matches the class's ``-k`` expression (the ops of its family, by name only, never the
-condition itself). Prints figures; never fails on them.
+``full`` on a CPU cannot run the whole corpus per class (~57,000 OpInfo rows): it runs every full
+row of the entries of the class's op family (``PYTEST_ROCM_CORPUS_OPS``: entry names only, never
+the condition itself). Prints figures; never fails on them.
 """
 
 from __future__ import annotations
@@ -28,26 +28,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from corpus_mutants import MUTANTS  # noqa: E402
 
-#: full profile: the rows of each class's op family (names of ops and modules, not conditions)
-FAMILY_K = {
-    "gemm_tt_fp32": "matmul or mm or linear or addmm or bmm",
-    "bn_backward_odd_spatial": "batch_norm or BatchNorm",
-    "bn_backward_2d": "batch_norm or BatchNorm",
-    "bn_running_mean_drift": "batch_norm or BatchNorm",
-    "bn_inference_inv_variance": "batch_norm or BatchNorm",
-    "bf16_duplicate_index_accumulate": "index or scatter or put",
-    "interpolate_unaligned": "interpolate or upsample or Upsample",
-    "conv_strided_large_kernel": "conv or Conv",
+_BN = "nn.functional.batch_norm,nn.BatchNorm*"
+#: full profile: the entries of each class's op family (names of ops and modules, not conditions)
+FAMILY_OPS = {
+    "gemm_tt_fp32": "matmul,mm,addmm,bmm,baddbmm,nn.functional.linear,nn.Linear,nn.MultiheadAttention",
+    "bn_backward_odd_spatial": _BN,
+    "bn_backward_2d": _BN,
+    "bn_running_mean_drift": _BN,
+    "bn_inference_inv_variance": _BN,
+    "bf16_duplicate_index_accumulate": "index_add,index_put,scatter_add,nn.functional.embedding,nn.Embedding",
+    "interpolate_unaligned": "nn.functional.interpolate,nn.functional.upsample*,nn.Upsample*",
+    "conv_strided_large_kernel": "nn.functional.conv*,nn.Conv*,nn.ConvTranspose*",
 }
 
 
-def run(scale: str, mutant: str | None, keyword: str | None, tmp: Path) -> tuple[dict[str, str], float]:
-    report = tmp / f"{mutant or 'clean'}-{scale}.json"
+def run(scale: str, mutant: str | None, ops: str | None, tmp: Path) -> tuple[dict[str, str], float]:
+    report = tmp / f"{mutant or 'clean'}-{scale}-{abs(hash(ops))}.json"
     cmd = [sys.executable, "-m", "pytest", "suites/corpus", "--rocm-device=cpu", f"--rocm-scale={scale}", "-q"]
     cmd += ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "corpus_mutants", f"--rocm-report={report}"]
-    cmd += ["-k", keyword] if keyword else []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
     env.pop("CORPUS_MUTANT", None)
+    env.pop("PYTEST_ROCM_CORPUS_OPS", None)
+    if ops:
+        env["PYTEST_ROCM_CORPUS_OPS"] = ops
     if mutant:
         env["CORPUS_MUTANT"] = mutant
     start = time.perf_counter()
@@ -68,11 +71,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="corpus-mutants-") as tmp:
         clean_by_k: dict[str | None, dict[str, str]] = {}
         for name in names:
-            keyword = FAMILY_K[name] if args.scale == "full" else None
+            keyword = FAMILY_OPS[name] if args.scale == "full" else None
             if keyword not in clean_by_k:
                 clean_by_k[keyword], wall = run(args.scale, None, keyword, Path(tmp))
                 red = sorted(f for f, o in clean_by_k[keyword].items() if o not in ("passed", "skipped"))
-                print(f"clean {args.scale}{f' -k {keyword!r}' if keyword else ''}: {len(clean_by_k[keyword])} rows, "
+                print(f"clean {args.scale}{f' ({keyword})' if keyword else ''}: {len(clean_by_k[keyword])} rows, "
                       f"{len(red)} not passed/skipped, {wall:.0f} s" + (f": {red[:5]}" if red else ""))  # fmt: skip
             clean = clean_by_k[keyword]
             broken, wall = run(args.scale, name, keyword, Path(tmp))
