@@ -10,7 +10,8 @@ no:cacheprovider --rocm-report=...`` in a fresh process (torch import and collec
 user sees it), one after the other. Printed per suite: wall time, CPU time (user + system of the
 process and its children: less sensitive to a busy machine than wall time), peak resident memory,
 pytest's summary line and the slowest rows. Suites are the folders under suites/ that hold tests,
-so a suite added later is timed too. The ci budget is 180 s serial on 2 cores; the script prints
+so a suite added later is timed too (the corpus suite among them); the last lines give each
+suite's share of the total. The ci budget is 180 s serial on 2 cores; the script prints
 figures and never fails on them (timing is not a test). ``full`` on a CPU is slow (minutes per
 SDPA or SDXL row): select rows with ``-k``.
 """
@@ -178,10 +179,12 @@ def main() -> int:
         + (f", -k {args.keyword!r}" if extra else "")
     )
     total_wall = total_cpu = 0.0
+    walls: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         for suite in chosen:
             res = run_suite(suite, args.scale, extra, Path(tmp) / f"{suite}.json", Path(tmp) / f"{suite}.log")
             total_wall += res["wall"]
+            walls[suite] = res["wall"]
             total_cpu += res["cpu"]
             print(
                 f"  {suite:13s} wall {res['wall']:6.1f} s  cpu {res['cpu']:6.1f} s  "
@@ -198,6 +201,8 @@ def main() -> int:
     budget = BUDGET_S.get(args.scale)
     verdict = f" ({'within' if total_wall <= budget else 'OVER'} the {budget:.0f} s budget)" if budget else ""
     print(f"  {'total':13s} wall {total_wall:6.1f} s  cpu {total_cpu:6.1f} s{verdict}")
+    if total_wall > 0:
+        print("  share: " + ", ".join(f"{s} {100 * w / total_wall:.0f} %" for s, w in walls.items()))
     return 0
 
 

@@ -9,7 +9,8 @@ stays cheap when pytest loads the plugin.
   ``ParityResult``, ``ParityError``, ``DtypeUnsupported``;
 - the environment: ``Environment``, ``Device`` (to type the ``rocm_env`` fixture), and for a
   conftest or another plugin ``get_environment(config)``, ``get_device(config)``,
-  ``device_string(config)``;
+  ``device_string(config)``, ``get_scale(config)`` (the session's ``ci``/``full`` profile, usable in
+  ``pytest_generate_tests``);
 - for a test or a suite: ``INFO_PROPERTY`` (``record_property(INFO_PROPERTY, {...})`` puts facts
   in the report's ``info``), ``PARITY_PROPERTY`` (parity records of a test that compares by
   itself), ``skip_not_installed`` / ``not_installed_reason`` (a skip the report counts as
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES, default_tolerance
     from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
     from pytest_rocm.plugin.scale import cases as scale_cases
+    from pytest_rocm.plugin.scale import get_scale
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
     from pytest_rocm.workload.capture import capture
@@ -65,6 +67,7 @@ _LAZY: dict[str, str] = {
     "get_environment": "pytest_rocm.plugin.session",
     "get_device": "pytest_rocm.plugin.session",
     "device_string": "pytest_rocm.plugin.session",
+    "get_scale": "pytest_rocm.plugin.scale",
     "INFO_PROPERTY": "pytest_rocm.report.outcomes",
     "PARITY_PROPERTY": "pytest_rocm.report.outcomes",
     "not_installed_reason": "pytest_rocm.report.outcomes",
@@ -105,6 +108,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "distribution_version",
     "get_device",
     "get_environment",
+    "get_scale",
     "kernel_names",
     "not_installed_reason",
     "scale_cases",

@@ -28,7 +28,7 @@ from typing import Any
 SUITE_FOLDERS = ("suites", "_suites")
 #: the bundled suites' folders (tests/report checks this against suites/): a node id starting with
 #: one is a bundled suite run from inside suites/
-BUNDLED_SUITES = ("distributed", "known_issues", "libraries", "models", "operators")
+BUNDLED_SUITES = ("corpus", "distributed", "known_issues", "libraries", "models", "operators")
 #: torch's device types a parametrize id names where the test runs (``torch.device`` types)
 DEFAULT_DEVICE_TOKENS: tuple[str, ...] = ("cpu", "cuda", "hip", "mps", "xpu")
 #: what a device token becomes in a row name

@@ -24,6 +24,7 @@ import pytest
 import shapes
 import torch
 import torch.nn.functional as F
+from cpu_limits import mark_known_limit
 from opsupport import backend_of, check, describe_device, dtypes, eps_tolerances, is_reference, randn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
@@ -238,7 +239,14 @@ def sweep_call(a: shapes.Attention) -> Callable[..., torch.Tensor]:
 @pytest.mark.parametrize("backend", list(BACKENDS))
 @shapes.marker("case", shapes.ATTENTION)
 def test_sdpa_sweep(
-    case: shapes.Row, backend: str, dtype: str, parity, rocm_device: torch.device, rocm_scale: str, record_property
+    case: shapes.Row,
+    backend: str,
+    dtype: str,
+    parity,
+    rocm_device: torch.device,
+    rocm_scale: str,
+    record_property,
+    request,
 ) -> None:
     """One condition (head_dim, mask, GQA, layout, sequence length) through one backend: the
     backend that ran is read from the profile, and must be the one selected."""
@@ -252,9 +260,16 @@ def test_sdpa_sweep(
         pytest.skip(
             f"SDPA backend {backend} is not available for {case.id} in {dtype} on {describe_device(rocm_device)}: {why_not}"
         )
+    limit = mark_known_limit(request, rocm_device, rocm_scale, "sdpa_sweep", case.id, dtype, backend)
     record_property(
         INFO_PROPERTY,
-        {"backend": backend_of(rocm_device), "sdpa_requested": backend, "sdpa_ran": ran, **case.info(rocm_scale)},
+        {
+            "backend": backend_of(rocm_device),
+            "sdpa_requested": backend,
+            "sdpa_ran": ran,
+            **case.info(rocm_scale),
+            **({"cpu_known_limit": limit} if limit else {}),
+        },
     )
     assert ran == backend, f"sdpa_kernel({backend}) ran the {ran} backend instead ({case.id}, {dtype})"
 

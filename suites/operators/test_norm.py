@@ -9,6 +9,7 @@ import pytest
 import shapes
 import torch
 import torch.nn.functional as F
+from cpu_limits import mark_known_limit
 from opsupport import check, dtypes, randn
 
 from pytest_rocm import INFO_PROPERTY
@@ -45,10 +46,11 @@ def test_norm(op: str, dtype: str, parity, rocm_device: torch.device) -> None:
 @dtypes
 @shapes.marker("case", shapes.NORM)
 def test_norm_sweep(
-    case: shapes.Row, dtype: str, parity, rocm_device: torch.device, rocm_scale: str, record_property
+    case: shapes.Row, dtype: str, parity, rocm_device: torch.device, rocm_scale: str, record_property, request
 ) -> None:
     n: shapes.Norm = case.shape
-    record_property(INFO_PROPERTY, case.info(rocm_scale))
+    limit = mark_known_limit(request, rocm_device, rocm_scale, "norm_sweep", case.id, dtype)
+    record_property(INFO_PROPERTY, {**case.info(rocm_scale), **({"cpu_known_limit": limit} if limit else {})})
     c = n.features
     weight, bias = randn(c, seed=2), randn(c, seed=3)
     if n.kind == "group_norm":

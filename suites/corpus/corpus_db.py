@@ -1,0 +1,309 @@
+"""The one adapter over PyTorch's internal test databases: OpInfo (``op_db``) and ModuleInfo (``module_db``).
+
+Both live in ``torch.testing._internal`` and change between torch releases (entries are renamed,
+added, split into variants; attributes move). Everything the corpus suite reads from them goes
+through this module, and every way of reading can fail softly: an entry that is missing, or whose
+shape changed in the installed torch, becomes a :class:`Row` whose ``problem`` says so, and the test
+skips with that sentence. Nothing here raises at collection.
+
+The databases are imported on first use (``load``), never when pytest loads the plugin: the import
+takes ~5 s and needs ``expecttest``. Importing ``common_utils`` freezes ``torch.backends`` flags
+(``disable_global_flags``) for the rest of the process; :func:`load` undoes that so the other suites
+that set flags keep working in the same session.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import unittest
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+OPINFO_MODULE = "torch.testing._internal.common_methods_invocations"
+MODULEINFO_MODULE = "torch.testing._internal.common_modules"
+#: the dtypes of the corpus rows: what parity checks on a device
+DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
+#: the OpInfo test whose known skips and tolerance overrides apply to a device-vs-CPU comparison
+COMPARE_TEST = ("TestCommon", "test_compare_cpu")
+MODULE_TEST = ("TestModule", "test_forward")
+NO_SAMPLE = "none"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One corpus row as collection sees it: its name parts, the dimensions it exercises, and the
+    reason it cannot run here (None: it can)."""
+
+    kind: str  # "opinfo" | "moduleinfo"
+    name: str  # op name ("nn.functional.conv2d") or module name ("nn.BatchNorm2d")
+    variant: str  # OpInfo's variant_test_name ("default" when empty); for modules the mode
+    dtype: str
+    sample: str  # "s3" (sample_inputs #3), "r7" (reference_inputs #7), "none"
+    dims: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    problem: str | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def feature(self) -> str:
+        """``opinfo/<op>[<variant>-<dtype>-<sample id>]`` (module rows: ``moduleinfo/<module>[<mode>-...]``)."""
+        return f"{self.kind}/{self.name}[{self.variant}-{self.dtype}-{self.sample}]"
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}-{self.variant}-{self.dtype}-{self.sample}"
+
+    def info(self) -> dict[str, Any]:
+        """What the row records (``record_property(INFO_PROPERTY, ...)``): the coverage map reads it."""
+        return {"op": self.name, "dims": dict(self.dims), "corpus": self.kind}
+
+
+class Unavailable(Exception):
+    """A database, an entry or an attribute the adapter needs is not what it expects."""
+
+
+# ---- loading ------------------------------------------------------------------------------------
+@cache
+def load(kind: str) -> Any:
+    """The database list (``op_db`` / ``module_db``); Unavailable naming why not."""
+    module_name, attr = (OPINFO_MODULE, "op_db") if kind == "opinfo" else (MODULEINFO_MODULE, "module_db")
+    frozen = torch.backends.flags_frozen()
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # ImportError (expecttest missing, module moved) or an error inside it
+        raise Unavailable(f"cannot import {module_name} in torch {torch.__version__}: {exc}") from None
+    finally:
+        if not frozen:  # common_utils freezes torch.backends flags at import: keep them settable
+            torch.backends.__dict__["__allow_nonbracketed_mutation_flag"] = True
+    db = getattr(module, attr, None)
+    if not isinstance(db, (list, tuple)):
+        raise Unavailable(f"{module_name} in torch {torch.__version__} has no list {attr}")
+    return db
+
+
+@cache
+def entries(kind: str) -> dict[tuple[str, str], Any]:
+    """{(name, variant): entry} of a database; the variant is ``default`` for an unnamed one."""
+    out: dict[tuple[str, str], Any] = {}
+    for entry in load(kind):
+        try:
+            key = (_name(kind, entry), _variant(kind, entry))
+        except Exception:  # an entry without the fields: left out (counted as changed by callers)
+            continue
+        out.setdefault(key, entry)
+    return out
+
+
+def _name(kind: str, entry: Any) -> str:
+    return str(entry.name)
+
+
+def _variant(kind: str, entry: Any) -> str:
+    if kind == "moduleinfo":
+        return "default"
+    return str(getattr(entry, "variant_test_name", "") or "default")
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    value = getattr(torch, name)
+    assert isinstance(value, torch.dtype), name
+    return value
+
+
+# ---- what an entry says about a device ----------------------------------------------------------
+def supported(entry: Any, device_type: str, backend: str, dtype: str, backward: bool = False) -> bool:
+    """The entry lists ``dtype`` for this device (ROCm reads OpInfo's ``dtypesIfROCM`` when it has one)."""
+    dt = torch_dtype(dtype)
+    if device_type == "cuda" and backend == "rocm" and hasattr(entry, "dtypesIf"):
+        listed = entry.dtypesIf.get("rocm") or entry.dtypesIf.get("cuda") or entry.dtypes
+        if backward:
+            listed = getattr(entry, "backward_dtypesIfROCM", None) or listed
+        return dt in set(listed)
+    getter = entry.supported_backward_dtypes if backward else entry.supported_dtypes
+    return dt in set(getter(device_type))
+
+
+def decorations(entry: Any, test: tuple[str, str], device_type: str, dtype: str) -> list[Any]:
+    """The decorators the entry's DecorateInfos apply to ``test`` on this device and dtype."""
+    found: list[Any] = []
+    for info in getattr(entry, "decorators", ()) or ():
+        try:
+            active = info.is_active(test[0], test[1], device_type, torch_dtype(dtype), {})
+        except Exception:
+            active = False
+        if active:
+            found.extend(info.decorators)
+    return found
+
+
+def known_skip(decorators: Sequence[Any]) -> str | None:
+    """The reason of an unconditional ``unittest.skip`` / ``expectedFailure`` among an entry's
+    decorators. Conditional ones (``skipMPS``, ``skipCUDAIfRocm`` ...) decide inside a test class we
+    do not run, so they are left to the dtype and device lists."""
+    for dec in decorators:
+        if dec is unittest.expectedFailure:
+            return "expected to fail (unittest.expectedFailure)"
+        if getattr(dec, "__qualname__", "") == "skip.<locals>.decorator":
+            cells = [c.cell_contents for c in (getattr(dec, "__closure__", None) or ()) if _safe(c)]
+            reason = next((c for c in cells if isinstance(c, str)), "no reason given")
+            return f"unittest.skip({reason!r})"
+    return None
+
+
+def _safe(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018  (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+def tolerance_overrides(decorators: Sequence[Any], dtype: str) -> dict[str, float]:
+    """``{"rtol": ..., "atol": ...}`` from a ``toleranceOverride`` for ``dtype`` among the decorators."""
+    dt = torch_dtype(dtype)
+    for dec in decorators:
+        table = getattr(dec, "d", None)
+        if isinstance(table, dict) and dt in table:
+            tol = table[dt]
+            return {"rtol": float(tol.rtol), "atol": float(tol.atol)}
+    return {}
+
+
+# ---- samples ------------------------------------------------------------------------------------
+def seeded(seed: int) -> None:
+    torch.manual_seed(seed)
+    import random
+
+    random.seed(seed)
+
+
+@lru_cache(maxsize=16)  # rows of one op run one after another: keep the last few ops' samples
+def op_samples(name: str, variant: str, dtype: str, source: str) -> list[Any]:
+    """The entry's SampleInputs on the CPU (``source``: ``s`` sample_inputs, ``r`` reference_inputs),
+    generated with gradients where the op has them; the same list every call (seeded)."""
+    entry = entries("opinfo")[(name, variant)]
+    seeded(0)
+    grad = bool(getattr(entry, "supports_autograd", False))
+    make = entry.sample_inputs if source == "s" else entry.reference_inputs
+    try:
+        return list(make("cpu", torch_dtype(dtype), requires_grad=grad))
+    except Exception:
+        if not grad:
+            raise
+        seeded(0)
+        return list(make("cpu", torch_dtype(dtype), requires_grad=False))
+
+
+@dataclass
+class ModuleSample:
+    constructor_args: tuple[Any, ...]
+    constructor_kwargs: dict[str, Any]
+    forward_args: tuple[Any, ...]
+    forward_kwargs: dict[str, Any]
+    desc: str
+
+
+@lru_cache(maxsize=8)
+def module_samples(name: str, dtype: str, training: bool) -> list[ModuleSample]:
+    """The ModuleInfo entry's constructor and forward inputs on the CPU, seeded."""
+    entry = entries("moduleinfo")[(name, "default")]
+    seeded(0)
+    made = entry.module_inputs_func(
+        entry, device="cpu", dtype=torch_dtype(dtype), requires_grad=True, training=training
+    )
+    out = []
+    for m in made:
+        if m.forward_input is None:
+            continue
+        c, f = m.constructor_input, m.forward_input
+        out.append(ModuleSample(tuple(c.args), dict(c.kwargs), tuple(f.args), dict(f.kwargs), str(m.desc or "")))
+    return out
+
+
+# ---- the dimensions a sample exercises ---------------------------------------------------------
+def layout_of(t: torch.Tensor) -> str:
+    """contiguous / channels_last / transposed / expanded / noncontiguous / storage_offset."""
+    if t.storage_offset() != 0:
+        return "storage_offset"
+    if t.is_contiguous():
+        return "contiguous"
+    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last):
+        return "channels_last"
+    if t.dim() == 5 and t.is_contiguous(memory_format=torch.channels_last_3d):
+        return "channels_last_3d"
+    if any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape, strict=True)):
+        return "expanded"
+    if _dense(t):
+        return "transposed"
+    return "noncontiguous"
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Non-overlapping and dense: a permutation of a contiguous tensor."""
+    pairs = sorted((s, n) for s, n in zip(t.stride(), t.shape, strict=True) if n != 1)
+    expected = 1
+    for stride, size in pairs:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def tensors(obj: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in pytree.tree_leaves(obj) if isinstance(leaf, torch.Tensor)]
+
+
+def sample_dims(first: Any, rest: Any, dtype: str, variant: str, sample: str) -> dict[str, str]:
+    """dtype, variant, sample, and (read off the first tensor) layout, rank, and size class."""
+    dims = {"dtype": dtype, "variant": variant, "sample": sample}
+    ts = tensors(first) or tensors(rest)
+    if ts:
+        t = ts[0]
+        dims["layout"] = layout_of(t)
+        dims["rank"] = str(t.dim())
+        dims["numel"] = "empty" if t.numel() == 0 else ("scalar" if t.dim() == 0 else "small")
+    kwargs = rest[-1] if isinstance(rest, tuple) and rest and isinstance(rest[-1], dict) else {}
+    if kwargs:
+        dims["kwargs"] = ",".join(sorted(kwargs))
+    return dims
+
+
+def signature(dims: dict[str, str]) -> tuple[str, ...]:
+    """What makes two samples different conditions for the ci pick: rank, layout, size, kwargs."""
+    return tuple(dims.get(k, "") for k in ("rank", "layout", "numel", "kwargs"))
+
+
+def pick_diverse(samples: Iterator[tuple[int, dict[str, str]]], limit: int | None) -> list[int]:
+    """Indices of samples in order, keeping one per new :func:`signature`, at most ``limit``
+    (None: every sample)."""
+    if limit is None:
+        return [i for i, _ in samples]
+    seen: set[tuple[str, ...]] = set()
+    kept: list[int] = []
+    for i, dims in samples:
+        sig = signature(dims)
+        if sig in seen:
+            continue
+        seen.add(sig)
+        kept.append(i)
+        if len(kept) >= limit:
+            break
+    return kept
+
+
+def batched(items: Sequence[Any], n: int) -> Iterator[tuple[Any, ...]]:
+    it = iter(items)
+    while chunk := tuple(itertools.islice(it, n)):
+        yield chunk
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+
+
+Call = Callable[..., Any]

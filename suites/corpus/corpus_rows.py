@@ -1,0 +1,186 @@
+"""Which corpus rows a profile has, and the call each row makes (through the adapter, corpus_db).
+
+``ci``: a fixed list of ops and modules, one or more per family where GPU libraries switch kernels
+(GEMM, convolution, norms, softmax, reductions and scans, pooling and interpolation, indexing and
+sorting, activations and elementwise math, losses, embeddings, RNNs), and per op and dtype the
+first samples of *new* conditions: a sample is kept when its (rank, layout, size class, keyword
+names) differ from those already kept, up to ``CI_SAMPLES``. Deterministic for a given torch: the
+same samples in the same order (OpInfo seeds each sample).
+
+``full``: every OpInfo entry and every ModuleInfo entry of the installed torch, every sample of
+``sample_inputs`` (ids ``s<i>``) and of ``reference_inputs`` (``r<i>``, where the entry has its own),
+in fp32/fp16/bf16, modules in train and eval. Select rows on a CPU with ``-k``.
+
+``PYTEST_ROCM_CORPUS_OPS`` (comma-separated globs over entry names: ``nn.functional.conv*,nn.BatchNorm*``)
+keeps only those entries, in either profile, before any sample is generated: ``-k`` selects after
+collection, and collecting the whole full corpus generates every sample (minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import corpus_db as db
+
+#: ops of the ci profile, by family (OpInfo names; the variant follows a dot-free ``:``)
+CI_OPS: dict[str, tuple[str, ...]] = {
+    "gemm": ("matmul", "addmm", "baddbmm", "nn.functional.linear"),
+    "conv": ("nn.functional.conv2d", "nn.functional.conv_transpose2d", "nn.functional.conv1d"),
+    "norm": (
+        "nn.functional.layer_norm",
+        "nn.functional.group_norm",
+        "nn.functional.batch_norm",
+        "nn.functional.rms_norm",
+    ),
+    "softmax": ("softmax", "log_softmax", "logsumexp"),
+    "reduction": ("sum", "mean", "var", "amax", "cumsum", "prod", "linalg.vector_norm"),
+    "pool_interp": (
+        "nn.functional.avg_pool2d",
+        "nn.functional.adaptive_avg_pool2d",
+        "nn.functional.interpolate:bilinear",
+        "nn.functional.interpolate:nearest",
+        "nn.functional.grid_sample",
+    ),
+    "index_sort": ("index_select", "gather", "scatter_add", "index_add", "sort", "topk", "cat"),
+    "elementwise": (
+        "nn.functional.gelu",
+        "nn.functional.silu",
+        "sigmoid",
+        "exp",
+        "pow",
+        "div:no_rounding_mode",
+        "addcmul",
+        "where",
+        "clamp",
+    ),
+    "loss": ("nn.functional.cross_entropy", "nn.functional.mse_loss", "nn.functional.nll_loss"),
+    "embedding": ("nn.functional.embedding",),
+}
+CI_SAMPLES = 2
+#: modules of the ci profile (ModuleInfo names)
+CI_MODULES: tuple[str, ...] = (
+    "nn.BatchNorm1d",
+    "nn.BatchNorm2d",
+    "nn.InstanceNorm2d",
+    "nn.LayerNorm",
+    "nn.LSTM",
+    "nn.GRU",
+    "nn.Conv2d",
+    "nn.ConvTranspose2d",
+    "nn.Embedding",
+    "nn.MaxPool2d",
+    "nn.MultiheadAttention",
+)
+CI_MODULE_SAMPLES = 2
+MODES = ("train", "eval")
+
+
+def patterns(text: str | None) -> tuple[str, ...]:
+    """``"conv*, nn.BatchNorm*"`` -> ("conv*", "nn.BatchNorm*"); empty or None: no filter."""
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+def wanted(name: str, only: Sequence[str]) -> bool:
+    return not only or any(fnmatch.fnmatchcase(name, p) for p in only)
+
+
+def ci_ops() -> list[tuple[str, str]]:
+    """(name, variant) of the ci ops, in family order."""
+    out = []
+    for names in CI_OPS.values():
+        for spec in names:
+            name, _, variant = spec.partition(":")
+            out.append((name, variant or "default"))
+    return out
+
+
+# ---- OpInfo rows --------------------------------------------------------------------------------
+def opinfo_rows(scale: str, device_type: str, backend: str, only: Sequence[str] = ()) -> list[db.Row]:
+    """Every OpInfo row of the profile (entries matching ``only``, when given); rows that cannot run
+    carry the reason (never an exception)."""
+    try:
+        table = db.entries("opinfo")
+    except db.Unavailable as exc:
+        names = ci_ops() if scale == "ci" else [("corpus", "default")]
+        return [db.Row("opinfo", n, v, d, db.NO_SAMPLE, problem=str(exc)) for n, v in names for d in db.DTYPES]
+    keys = [k for k in (ci_ops() if scale == "ci" else sorted(table)) if wanted(k[0], only)]
+    limit = CI_SAMPLES if scale == "ci" else None
+    rows: list[db.Row] = []
+    for name, variant in keys:
+        entry = table.get((name, variant))
+        for dtype in db.DTYPES:
+            if entry is None:
+                why = f"OpInfo has no entry {name!r} (variant {variant!r}) in this torch: the corpus changed"
+                rows.append(db.Row("opinfo", name, variant, dtype, db.NO_SAMPLE, problem=why))
+                continue
+            rows.extend(_op_rows(entry, name, variant, dtype, limit, scale == "full"))
+    return rows
+
+
+def _op_rows(entry: Any, name: str, variant: str, dtype: str, limit: int | None, refs: bool) -> Iterator[db.Row]:
+    sources = ["s"] + (["r"] if refs and getattr(entry, "reference_inputs_func", None) is not None else [])
+    for source in sources:
+        try:
+            samples = db.op_samples(name, variant, dtype, source)
+            dims = [(i, _op_dims(s, dtype, variant, f"{source}{i}")) for i, s in enumerate(samples)]
+        except Exception as exc:  # the entry's fields or its sample function changed
+            why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
+            yield db.Row("opinfo", name, variant, dtype, f"{source}-{db.NO_SAMPLE}", problem=why)
+            continue
+        for i in db.pick_diverse(iter(dims), limit):
+            yield db.Row("opinfo", name, variant, dtype, f"{source}{i}", dims=dims[i][1])
+
+
+def _op_dims(sample: Any, dtype: str, variant: str, sample_id: str) -> dict[str, str]:
+    return db.sample_dims(sample.input, (*sample.args, sample.kwargs), dtype, variant, sample_id)
+
+
+# ---- ModuleInfo rows ----------------------------------------------------------------------------
+def moduleinfo_rows(scale: str, only: Sequence[str] = ()) -> list[db.Row]:
+    """Every ModuleInfo row of the profile, train and eval (entries matching ``only``, when given)."""
+    try:
+        table = db.entries("moduleinfo")
+    except db.Unavailable as exc:
+        names = list(CI_MODULES) if scale == "ci" else ["corpus"]
+        return [
+            db.Row("moduleinfo", n, m, d, db.NO_SAMPLE, problem=str(exc))
+            for n in names
+            for m in MODES
+            for d in db.DTYPES
+        ]
+    names = [n for n in (list(CI_MODULES) if scale == "ci" else sorted(n for n, _ in table)) if wanted(n, only)]
+    limit = CI_MODULE_SAMPLES if scale == "ci" else None
+    rows: list[db.Row] = []
+    for name in names:
+        entry = table.get((name, "default"))
+        for mode in MODES:
+            for dtype in db.DTYPES:
+                if entry is None:
+                    why = f"ModuleInfo has no entry {name!r} in this torch: the corpus changed"
+                    rows.append(db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why))
+                    continue
+                rows.extend(_module_rows(name, mode, dtype, limit))
+    return rows
+
+
+def _module_rows(name: str, mode: str, dtype: str, limit: int | None) -> Iterator[db.Row]:
+    try:
+        samples = db.module_samples(name, dtype, mode == "train")
+        dims = [(i, _module_dims(s, dtype, mode, f"s{i}")) for i, s in enumerate(samples)]
+    except Exception as exc:
+        why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
+        yield db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
+        return
+    for i in db.pick_diverse(iter(dims), limit):
+        yield db.Row("moduleinfo", name, mode, dtype, f"s{i}", dims=dims[i][1])
+
+
+def _module_dims(sample: db.ModuleSample, dtype: str, mode: str, sample_id: str) -> dict[str, str]:
+    dims = db.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
+    dims["mode"] = mode
+    ctor = [k for k in sample.constructor_kwargs]
+    if ctor:
+        dims["constructor"] = ",".join(sorted(ctor))
+    return dims

@@ -1,0 +1,181 @@
+"""The corpus suite (suites/corpus): rows from torch's OpInfo and ModuleInfo databases.
+
+- a database that is missing, an entry that is missing, an entry whose fields changed: each is a
+  skip that says so, never a collection error (a fake database injected into a fresh process);
+- row names and the dimensions each row records, from the real databases of the installed torch;
+- a device-side break (tests/corpus_mutants.py) fails exactly the rows that reach its condition,
+  and nothing fails without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")
+importlib.import_module("torch._dynamo")  # once, before pytester's runs (see test_operators.py)
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "suites" / "corpus"
+sys.path.insert(0, str(SUITE))
+sys.path.insert(0, str(ROOT / "tests"))
+import corpus_db  # noqa: E402
+import corpus_mutants  # noqa: E402
+import corpus_rows  # noqa: E402
+from suite_runs import run_suite  # noqa: E402
+
+pytestmark = pytest.mark.timeout(600)
+
+FAKE_DB = '''
+import sys, types
+import torch
+
+class Sample:
+    def __init__(self, input, *args, **kwargs):
+        self.input, self.args, self.kwargs = input, args, kwargs
+
+class FakeOp:
+    """The fields the adapter reads, as OpInfo has them."""
+    def __init__(self, name, op, broken=False):
+        self.name, self.variant_test_name, self.op, self.broken = name, "", op, broken
+        self.supports_autograd, self.decorators, self.reference_inputs_func = True, (), None
+    def supported_dtypes(self, device_type):
+        return {torch.float32, torch.float16, torch.bfloat16}
+    supported_backward_dtypes = supported_dtypes
+    def sample_inputs(self, device, dtype, requires_grad=False):
+        if self.broken:
+            raise TypeError("sample_inputs_matmul() got an unexpected keyword argument 'requires_grad'")
+        g = torch.Generator().manual_seed(0)
+        a = torch.randn(3, 4, generator=g).to(dtype).requires_grad_(requires_grad)
+        b = torch.randn(4, 5, generator=g).to(dtype).requires_grad_(requires_grad)
+        yield Sample(a, b)
+        yield Sample(a.t().contiguous().t()[:, :4], b.t().contiguous().t())
+
+mod = types.ModuleType("torch.testing._internal.common_methods_invocations")
+# "matmul" works; "addmm" changed (its sample function has a new signature); the rest are missing
+mod.op_db = [FakeOp("matmul", torch.matmul), FakeOp("addmm", torch.addmm, broken=True)]
+sys.modules[mod.__name__] = mod
+sys.modules["torch.testing._internal.common_modules"] = None  # an ImportError: the module moved
+'''
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> Path:
+    target = pytester.path / "suites" / "corpus"
+    shutil.copytree(SUITE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def records(report: Path) -> dict[str, dict[str, Any]]:
+    return {r["feature"]: r for r in json.loads(report.read_text())["results"]}
+
+
+def test_a_changed_or_missing_database_is_a_skip_that_says_so(pytester: pytest.Pytester, suite: Path) -> None:
+    pytester.makepyfile(fake_torch_db=FAKE_DB)
+    report = pytester.path / "report.json"
+    result = pytester.runpytest_subprocess(
+        str(suite), "--rocm-device=cpu", "--rocm-scale=ci", "-p", "no:cacheprovider", "-p", "fake_torch_db",
+        f"--rocm-report={report}", "-rs",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    rows = records(report)
+    assert {r["outcome"] for r in rows.values()} <= {"passed", "skipped"}
+    # the entry that works runs, named as the contract says, with its dimensions
+    ok = rows["opinfo/matmul[default-float32-s0]"]
+    assert ok["outcome"] == "passed" and ok["parity"]
+    assert ok["info"]["op"] == "matmul"
+    assert ok["info"]["dims"] == {
+        "dtype": "float32", "variant": "default", "sample": "s0", "layout": "contiguous", "rank": "2", "numel": "small",
+    }  # fmt: skip
+    assert rows["opinfo/matmul[default-bfloat16-s1]"]["info"]["dims"]["layout"] == "transposed"
+    # an entry whose sample function changed
+    changed = rows["opinfo/addmm[default-float32-s-none]"]
+    assert changed["outcome"] == "skipped"
+    assert "OpInfo entry 'addmm' changed in this torch: TypeError: sample_inputs_matmul()" in changed["reason"]
+    # an entry the installed torch does not have
+    missing = rows["opinfo/nn.functional.conv2d[default-float16-none]"]
+    assert missing["outcome"] == "skipped"
+    assert "OpInfo has no entry 'nn.functional.conv2d' (variant 'default') in this torch" in missing["reason"]
+    # a database that cannot be imported: one skip per listed module, dtype and mode
+    gone = rows["moduleinfo/nn.LSTM[train-float32-none]"]
+    assert gone["outcome"] == "skipped"
+    assert "cannot import torch.testing._internal.common_modules" in gone["reason"]
+    assert len([f for f in rows if f.startswith("moduleinfo/")]) == len(corpus_rows.CI_MODULES) * 2 * 3
+
+
+def test_the_real_database_names_rows_and_records_dims(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "softmax, log_softmax,nn.Layer*")  # rows of these entries only
+    rows = run_suite(pytester, suite, "--rocm-scale=ci", "-k", "softmax-default or LayerNorm-eval-float32")
+    assert {r["info"]["op"] for r in rows.values()} == {"softmax", "log_softmax", "nn.LayerNorm"}
+    assert "opinfo/softmax[default-float32-s0]" in rows
+    assert "opinfo/log_softmax[default-bfloat16-s1]" in rows
+    assert "moduleinfo/nn.LayerNorm[eval-float32-s0]" in rows
+    for feature, row in rows.items():
+        assert row["outcome"] == "passed", (feature, row["reason"])
+        assert row["suite"] == "corpus"
+        dims = row["info"]["dims"]
+        assert {"dtype", "variant", "sample", "layout", "rank"} <= set(dims), feature
+        assert feature.endswith(f"-{dims['dtype']}-{dims['sample']}]")
+        assert row["info"]["op"] in feature
+    assert rows["moduleinfo/nn.LayerNorm[eval-float32-s0]"]["info"]["dims"]["mode"] == "eval"
+
+
+def test_the_entry_filter_matches_names_by_glob() -> None:
+    only = corpus_rows.patterns(" nn.functional.conv*, nn.BatchNorm2d ,")
+    assert only == ("nn.functional.conv*", "nn.BatchNorm2d")
+    assert corpus_rows.wanted("nn.functional.conv2d", only) and corpus_rows.wanted("nn.BatchNorm2d", only)
+    assert not corpus_rows.wanted("nn.BatchNorm1d", only) and not corpus_rows.wanted("matmul", only)
+    assert corpus_rows.wanted("anything", corpus_rows.patterns(""))
+
+
+def test_the_ci_pick_keeps_new_conditions_in_order() -> None:
+    dims = [{"rank": "2"}, {"rank": "2"}, {"rank": "3"}, {"rank": "3", "layout": "transposed"}, {"rank": "1"}]
+    assert corpus_db.pick_diverse(iter(enumerate(dims)), 3) == [0, 2, 3]
+    assert corpus_db.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
+
+
+def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
+    import corpus_calls
+
+    base = torch.arange(40.0).reshape(5, 8)
+    for like in (base[1:, 2:], base.t(), base[:, ::2]):
+        out = corpus_calls.relayout(like.contiguous(), like)
+        assert out.stride() == like.stride() and out.storage_offset() == like.storage_offset()
+        assert torch.equal(out, like)
+    assert corpus_db.layout_of(base[1:, 2:]) == "storage_offset"
+    assert corpus_db.layout_of(base.t()) == "transposed"
+    assert corpus_db.layout_of(base[:, ::2]) == "noncontiguous"
+
+
+@pytest.mark.parametrize("mutant", ["bn_running_mean_drift"])
+def test_a_device_side_break_fails_the_rows_that_reach_it(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch, mutant: str
+) -> None:
+    """Training batch norm whose running mean drifts (MIOpen): the module rows in train mode fail,
+    on the state they leave behind; the OpInfo rows of F.batch_norm compare outputs only and pass;
+    eval rows and an unbroken run pass."""
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "nn.functional.batch_norm,nn.BatchNorm*")
+    select = ("--rocm-scale=ci",)
+    clean = run_suite(pytester, suite, *select)
+    assert clean and {r["outcome"] for r in clean.values()} <= {"passed", "skipped"}
+    monkeypatch.setenv("CORPUS_MUTANT", mutant)
+    broken = run_suite(pytester, suite, *select, plugin=inspect.getsource(corpus_mutants))
+    failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
+    expected = {
+        f for f, r in clean.items()
+        if f.startswith("moduleinfo/nn.BatchNorm") and "[train-" in f and r["info"]["dims"]["numel"] != "empty"
+    }  # fmt: skip
+    assert failed == expected and len(expected) >= 6
+    for feature in failed:  # caught on the running mean, by a parity comparison
+        bad = [p for p in broken[feature]["parity"] if not p["ok"]]
+        assert bad and all("running_mean" in p["name"] for p in bad), (feature, bad)
