@@ -43,6 +43,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_FLOOR,
         help=f"BASE errors below this count as this (default {DEFAULT_FLOOR:g}), so exact results do not make noise",
     )
+    parser.add_argument(
+        "--allow-new-failures",
+        action="store_true",
+        help="do not fail on tests new in CANDIDATE that failed, errored, crashed or hung there",
+    )
     parser.add_argument("--fail-on-new-skips", action="store_true", help="exit 1 on new skips too")
     parser.add_argument("--fail-on-grown-errors", action="store_true", help="exit 1 on grown parity errors too")
     parser.add_argument(
@@ -64,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat diff: {exc}", file=sys.stderr)
         return 2
     diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown)
-    status = verdict(diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown)
+    status = verdict(
+        diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown, args.allow_new_failures
+    )
     if args.json:
         print(
             json.dumps(

@@ -6,6 +6,10 @@ new skips, parity errors that grew by more than a factor, and measured rows that
 ``max_slowdown`` times slower (``report.perf.slowdown_of``: a change within the recorded spread is
 "noisy", never a slowdown). Exit 0 when nothing regressed, 1 on a regression (or on new skips /
 grown errors / slowdowns when asked), 2 on bad input.
+
+A test the candidate ran that the base did not, and that failed, errored, crashed or hung there, is
+a **new failure**: it fails the gate as a regression does (``allow_new_failures`` relaxes it). A
+candidate that adds a failing test is not a candidate that works.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pytest_rocm.report.features import device_variant_of
 from pytest_rocm.report.load import metric, worse
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
@@ -21,6 +26,8 @@ from pytest_rocm.report.records import ReportDocument, ResultRecord
 
 PASSING: tuple[Outcome, ...] = ("passed", "xpassed")
 SKIPPING: tuple[Outcome, ...] = ("skipped", "not-installed")
+#: a new test with one of these outcomes is a failure of the candidate (the gate fails on it)
+FAILING: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout")
 #: errors at or below this are noise for the growth check (a float32 result that was exact)
 DEFAULT_FLOOR = 1e-6
 #: a parity error counts as grown above this multiple of the base's (the gate and the table alike)
@@ -54,6 +61,8 @@ class Diff:
     new_skips: list[Change] = field(default_factory=list)
     grown_errors: list[Growth] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
+    #: tests new in the candidate that failed there (FAILING): the gate fails on them by default
+    new_failures: list[Change] = field(default_factory=list)
     #: measured rows slower than max_slowdown beyond the noise, and those within it
     slowdowns: list[Slowdown] = field(default_factory=list)
     noisy: list[Slowdown] = field(default_factory=list)
@@ -67,26 +76,37 @@ def pairs(
     A feature that names one test in each report is matched by feature (node ids may differ: a
     device token normalised, a module renamed). A feature that several tests share, in either
     report, is matched by node id: a new same-named test in another module must not make the old
-    one "missing". The key is the feature, with the node id where the feature is shared.
+    one "missing". What is still unmatched is matched by its device half (``device_variant``:
+    ``test[cuda:0]`` in one run and ``test[cuda:3]`` in the next are the GPU half of one test)
+    where that half is one test in each report. The key is the feature, with the node id where
+    the feature is shared.
     """
     old_count = Counter(r["feature"] for r in base["results"])
     new_count = Counter(r["feature"] for r in candidate["results"])
     new_by_feature = {r["feature"]: r for r in candidate["results"]}
     new_by_nodeid = {r["nodeid"]: r for r in candidate["results"]}
     matched: set[int] = set()
-    out: list[tuple[str, ResultRecord, ResultRecord | None]] = []
+    found: dict[int, ResultRecord] = {}  # base record's id -> its candidate record
     for before in base["results"]:
         feature = before["feature"]
         if old_count[feature] == 1 and new_count[feature] <= 1:
-            after: ResultRecord | None = new_by_feature.get(feature)
-            key = feature
+            after = new_by_feature.get(feature)
         else:
             after = new_by_nodeid.get(before["nodeid"])
             after = after if after is not None and after["feature"] == feature and id(after) not in matched else None
-            key = f"{feature} ({before['nodeid']})"
         if after is not None:
             matched.add(id(after))
-        out.append((key, before, after))
+            found[id(before)] = after
+    for before, after in _same_halves(
+        [r for r in base["results"] if id(r) not in found], [r for r in candidate["results"] if id(r) not in matched]
+    ):
+        matched.add(id(after))
+        found[id(before)] = after
+    out: list[tuple[str, ResultRecord, ResultRecord | None]] = []
+    for before in base["results"]:
+        feature = before["feature"]
+        unique = old_count[feature] == 1 and new_count[feature] <= 1
+        out.append((feature if unique else f"{feature} ({before['nodeid']})", before, found.get(id(before))))
     added = [
         (
             r["feature"]
@@ -98,6 +118,28 @@ def pairs(
         if id(r) not in matched
     ]
     return out, added
+
+
+def device_variant(record: ResultRecord) -> str | None:
+    """The record's device half: its ``device_variant``, or (reports older than the field) the
+    device its node id names."""
+    value = record.get("device_variant")
+    return value if isinstance(value, str) and value else device_variant_of(record["nodeid"])
+
+
+def _same_halves(base: list[ResultRecord], candidate: list[ResultRecord]) -> list[tuple[ResultRecord, ResultRecord]]:
+    """Unmatched records of one feature and one device half, where each report has exactly one."""
+
+    def by_half(records: list[ResultRecord]) -> dict[tuple[str, str], list[ResultRecord]]:
+        groups: dict[tuple[str, str], list[ResultRecord]] = {}
+        for record in records:
+            half = device_variant(record)
+            if half is not None:
+                groups.setdefault((record["feature"], half), []).append(record)
+        return groups
+
+    old, new = by_half(base), by_half(candidate)
+    return [(old[key][0], new[key][0]) for key in old if len(old[key]) == 1 and len(new.get(key, ())) == 1]
 
 
 def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
@@ -153,8 +195,11 @@ def compare(
                     ratio = value / reference if math.isfinite(value) else math.inf
                     diff.grown_errors.append(Growth(feature, key[0], key[1], before_errors[key], value, ratio))
     for feature, record in added:
+        change = Change(feature, None, record["outcome"], record.get("reason"), record["nodeid"])
         if record["outcome"] in SKIPPING:
-            diff.new_skips.append(Change(feature, None, record["outcome"], record.get("reason"), record["nodeid"]))
+            diff.new_skips.append(change)
+        elif record["outcome"] in FAILING:
+            diff.new_failures.append(change)
     return diff
 
 
@@ -173,6 +218,7 @@ def render_text(
                 lines.append(f"    {c.nodeid}")
 
     section("regressions", diff.regressions)
+    section("new failing tests", diff.new_failures)
     section("fixes", diff.fixes)
     section("new skips", diff.new_skips)
     lines.append(f"parity errors grown more than {factor:g}x: {len(diff.grown_errors)}")
@@ -203,9 +249,15 @@ def _ms(seconds: float) -> str:
 
 
 def verdict(
-    diff: Diff, fail_on_new_skips: bool = False, fail_on_grown_errors: bool = False, fail_on_slowdown: bool = False
+    diff: Diff,
+    fail_on_new_skips: bool = False,
+    fail_on_grown_errors: bool = False,
+    fail_on_slowdown: bool = False,
+    allow_new_failures: bool = False,
 ) -> int:
     if diff.regressions:
+        return 1
+    if diff.new_failures and not allow_new_failures:
         return 1
     if fail_on_new_skips and diff.new_skips:
         return 1

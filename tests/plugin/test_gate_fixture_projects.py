@@ -1,0 +1,127 @@
+"""The upgrade gate on fixture projects: each suite is run twice with ``--rocm-report`` (a base and
+a candidate) and ``rocm-compat diff`` judges the pair; each case is a way the gate once let a
+failure through.
+
+The device-parametrized suite is PyG's switch in small: ``withCUDA`` runs a test once per device,
+``[cpu]`` always and ``[cuda:0]`` where a GPU is there (here: a recorded MI300X environment).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rocm import cli
+
+pytestmark = pytest.mark.usefixtures("only_this_plugin")
+
+DATA = Path(__file__).parents[1] / "data"
+CPU_ENV = f"--rocm-env={DATA / 'envs' / 'cpu_only.json'}"
+GPU_ENV = f"--rocm-env={DATA / 'envs' / 'mi300x_8.json'}"
+
+#: PyG's ``withCUDA`` in small: one test per device this machine has (a GPU from the recorded
+#: environment; the test body learns which device it got and may fail on the GPU)
+WITH_CUDA = """
+import pytest
+from pytest_rocm import get_environment
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        gpus = ["cuda:0"] if get_environment(metafunc.config).devices else []
+        metafunc.parametrize("device", ["cpu", *gpus])
+"""
+
+
+def _report(pytester: pytest.Pytester, name: str, env: str, *args: str) -> Path:
+    report = pytester.path / f"{name}.json"
+    pytester.runpytest_inprocess(
+        env, f"--rocm-report={report}", f"--rocm-label={name}", "-p", "no:cacheprovider", *args
+    )
+    assert report.is_file(), f"the {name} run wrote no report"
+    return report
+
+
+def _diff(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+    capsys.readouterr()
+    status = cli.main(["diff", *map(str, args)])
+    return status, capsys.readouterr().out
+
+
+def _diff_json(capsys: pytest.CaptureFixture[str], *args: str | Path) -> dict[str, Any]:
+    capsys.readouterr()
+    cli.main(["diff", "--json", *map(str, args)])
+    parsed: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return parsed
+
+
+# -- a new test that fails in the candidate ------------------------------------------------------
+def test_a_new_failing_test_fails_the_gate_and_is_named(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(**{"tests/test_ops.py": "def test_add():\n    assert 1 + 1 == 2\n"})
+    base = _report(pytester, "base", CPU_ENV)
+    pytester.makepyfile(
+        **{
+            "tests/test_ops.py": "def test_add():\n    assert 1 + 1 == 2\n\n"
+            "def test_mul():\n    assert 2 * 2 == 5, 'mul is wrong'\n\n"
+            "def test_sub():\n    assert 2 - 1 == 1\n"
+        }
+    )
+    candidate = _report(pytester, "candidate", CPU_ENV)
+    status, out = _diff(capsys, base, candidate)
+    assert status == 1, out
+    assert "new failing tests: 1" in out
+    assert "tests/test_ops::test_mul: absent -> failed  -- AssertionError: mul is wrong" in out
+    assert "tests/test_ops.py::test_mul" in out and "verdict: FAIL" in out
+    # relaxed on request: the same pair passes, the failure still listed
+    status, out = _diff(capsys, "--allow-new-failures", base, candidate)
+    assert status == 0 and "new failing tests: 1" in out
+    parsed = _diff_json(capsys, base, candidate)
+    assert [c["nodeid"] for c in parsed["new_failures"]] == ["tests/test_ops.py::test_mul"]
+
+
+# -- both halves of a device-parametrized test ---------------------------------------------------
+def test_the_gpu_half_of_a_device_parametrized_test_is_compared_on_its_own(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makeconftest(WITH_CUDA)
+    body = "def test_conv(device):\n    assert {check}\n\ndef test_pool(device):\n    assert True\n"
+    pytester.makepyfile(**{"tests/nn/test_conv.py": body.format(check="True")})
+    base = _report(pytester, "base", GPU_ENV)
+    records = json.loads(base.read_text())["results"]
+    # two results of one row: both kept, told apart by their device
+    conv = sorted((r["nodeid"], r["feature"], r.get("device_variant")) for r in records if "test_conv[" in r["nodeid"])
+    assert conv == [
+        ("tests/nn/test_conv.py::test_conv[cpu]", "tests/nn/test_conv::test_conv[device]", "cpu"),
+        ("tests/nn/test_conv.py::test_conv[cuda:0]", "tests/nn/test_conv::test_conv[device]", "cuda"),
+    ]
+    pytester.makepyfile(**{"tests/nn/test_conv.py": body.format(check="device == 'cpu', 'wrong on the GPU'")})
+    candidate = _report(pytester, "candidate", GPU_ENV)
+    status, out = _diff(capsys, base, candidate)
+    assert status == 1, out
+    assert "regressions: 1" in out and "tests/nn/test_conv.py::test_conv[cuda:0]" in out
+    # a CPU-only base (the run of today, no GPU): the GPU half is new, and failing, so the gate fails
+    cpu_base = _report(pytester, "cpu", CPU_ENV)
+    status, out = _diff(capsys, cpu_base, candidate)
+    assert status == 1, out
+    assert "new failing tests: 1" in out and "tests/nn/test_conv.py::test_conv[cuda:0]" in out
+    assert "regressions: 0" in out  # the CPU half passed in both
+
+
+def test_halves_match_by_device_when_the_index_differs(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cuda:0`` in one run, ``cuda:3`` in the next (another GPU chosen): the same GPU half."""
+    pytester.makeconftest(WITH_CUDA)
+    pytester.makepyfile(**{"tests/test_k.py": "def test_k(device):\n    assert True\n"})
+    base = _report(pytester, "base", GPU_ENV)
+    pytester.makeconftest(WITH_CUDA.replace('"cuda:0"', '"cuda:3"'))
+    candidate = _report(pytester, "candidate", GPU_ENV)
+    status, out = _diff(capsys, base, candidate)
+    assert status == 0, out
+    assert "regressions: 0" in out and "new failing tests: 0" in out
+    parsed = _diff_json(capsys, base, candidate)
+    assert parsed["added"] == [] and parsed["regressions"] == []
