@@ -14,24 +14,29 @@ candidate that adds a failing test is not a candidate that works.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 from pytest_rocm.report.features import device_variant_of
-from pytest_rocm.report.load import metric, worse
+from pytest_rocm.report.growth import (
+    DEFAULT_FACTOR,
+    DEFAULT_FLOOR,
+    Growth,
+    grew,
+    grown_errors,
+    growth_figure,
+    parity_errors,
+)
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord
+
+__all__ = ["DEFAULT_FACTOR", "DEFAULT_FLOOR", "Growth", "grew"]  # re-exported: named in report.growth
 
 PASSING: tuple[Outcome, ...] = ("passed", "xpassed")
 SKIPPING: tuple[Outcome, ...] = ("skipped", "not-installed")
 #: a new test with one of these outcomes is a failure of the candidate (the gate fails on it)
 FAILING: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout")
-#: errors at or below this are noise for the growth check (a float32 result that was exact)
-DEFAULT_FLOOR = 1e-6
-#: a parity error counts as grown above this multiple of the base's (the gate and the table alike)
-DEFAULT_FACTOR = 10.0
 
 
 @dataclass
@@ -42,16 +47,6 @@ class Change:
     reason: str | None = None
     #: the test to run again (the candidate's, else the base's): ``pytest 'NODEID'``
     nodeid: str | None = None
-
-
-@dataclass
-class Growth:
-    feature: str
-    dtype: str
-    name: str | None
-    base: float
-    candidate: float
-    factor: float
 
 
 @dataclass
@@ -142,27 +137,6 @@ def _same_halves(base: list[ResultRecord], candidate: list[ResultRecord]) -> lis
     return [(old[key][0], new[key][0]) for key in old if len(old[key]) == 1 and len(new.get(key, ())) == 1]
 
 
-def _errors(record: ResultRecord) -> dict[tuple[str, str | None], float]:
-    out: dict[tuple[str, str | None], float] = {}
-    for entry in record.get("parity") or []:
-        value = metric(entry) if isinstance(entry, dict) else None
-        if value is not None:
-            key = (str(entry.get("dtype", "?")), entry.get("name"))
-            out[key] = worse(out.get(key, value), value)
-    return out
-
-
-def grew(before: float, after: float, factor: float, floor: float) -> bool:
-    """Whether an error grew past ``factor`` times BASE's (floored): a non-finite error where
-    BASE's was finite always has (NaN compares false with everything, so ``>`` alone lets it
-    through); one that was already non-finite has nowhere to grow."""
-    if not math.isfinite(before):
-        return False
-    if not math.isfinite(after):
-        return True
-    return after > factor * max(before, floor)
-
-
 def compare(
     base: ReportDocument,
     candidate: ReportDocument,
@@ -187,13 +161,8 @@ def compare(
         slow = slowdown_of(feature, before.get("perf"), after.get("perf"), max_slowdown)
         if slow is not None:
             (diff.noisy if slow.noisy else diff.slowdowns).append(slow)
-        before_errors = _errors(before)
-        for key, value in _errors(after).items():
-            if key in before_errors:
-                reference = max(before_errors[key], floor)
-                if grew(before_errors[key], value, factor, floor):
-                    ratio = value / reference if math.isfinite(value) else math.inf
-                    diff.grown_errors.append(Growth(feature, key[0], key[1], before_errors[key], value, ratio))
+        before_errors, after_errors = parity_errors(before["parity"]), parity_errors(after["parity"])
+        diff.grown_errors += grown_errors(feature, before_errors, after_errors, factor, floor)
     for feature, record in added:
         change = Change(feature, None, record["outcome"], record.get("reason"), record["nodeid"])
         if record["outcome"] in SKIPPING:
@@ -224,8 +193,7 @@ def render_text(
     lines.append(f"parity errors grown more than {factor:g}x: {len(diff.grown_errors)}")
     for g in diff.grown_errors:
         name = f" {g.name}" if g.name else ""
-        grown = f"{g.factor:.0f}x" if math.isfinite(g.candidate) else "not finite"
-        lines.append(f"  {g.feature} {g.dtype}{name}: {g.base:.2e} -> {g.candidate:.2e} ({grown})")
+        lines.append(f"  {g.feature} {g.dtype}{name}: {g.base:.2e} -> {g.candidate:.2e} ({growth_figure(g.factor)})")
     if diff.slowdowns or diff.noisy or max_slowdown is not None:
         limit = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
         lines.append(f"slowdowns{limit}: {len(diff.slowdowns)}")

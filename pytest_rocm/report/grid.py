@@ -17,11 +17,10 @@ Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``m
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
-from pytest_rocm.report.diff import DEFAULT_FACTOR, DEFAULT_FLOOR, grew
+from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
 from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
@@ -88,7 +87,7 @@ class FeatureRow:
         text: str = self.status
         if self.growth:
             worst = max(self.growth.values())
-            text += f", error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
+            text += f", error grew {growth_figure(worst)}"
         if self.slowdown:
             text += f", {max(self.slowdown.values()):.1f}x slower"
         return text
@@ -114,21 +113,20 @@ def _dtype_rank(dtype: str) -> tuple[int, str]:
 
 
 def grown(row: Row, labels: list[str]) -> dict[str, float]:
-    """label -> growth factor of its worst error over the first column's, where past GROWTH_FACTOR."""
-    if len(labels) < 2 or row.cells.get(labels[0]) is None:
+    """label -> growth factor of its worst grown error over the first column's, where past
+    GROWTH_FACTOR: ``report.growth.grown_errors`` on each (dtype, record name), the gate's rule and
+    figure, so the table never shows another number than ``rocm-compat diff``."""
+    base = row.cells.get(labels[0]) if len(labels) >= 2 else None
+    if base is None:
         return {}
-    base = row.cells[labels[0]]
-    assert base is not None
     out: dict[str, float] = {}
     for label in labels[1:]:
         cell = row.cells.get(label)
         if cell is None:
             continue
-        for dtype, value in cell.errors.items():
-            before = base.errors.get(dtype)
-            if before is not None and grew(before, value, GROWTH_FACTOR, DEFAULT_FLOOR):
-                factor = value / max(before, DEFAULT_FLOOR) if math.isfinite(value) else math.inf
-                out[label] = max(out.get(label, 0.0), factor)
+        growths = grown_errors(row.feature, base.named_errors, cell.named_errors, GROWTH_FACTOR, DEFAULT_FLOOR)
+        if growths:
+            out[label] = max(g.factor for g in growths)
     return out
 
 
@@ -236,8 +234,7 @@ def short_reason(reason: str | None, limit: int = REASON_CHARS) -> str:
 
 def growth_text(factor: float, base_label: str) -> str:
     """``error grew 50x vs cpu torch2.13.0``: the mark of a grown error."""
-    size = "to non-finite" if not math.isfinite(factor) else f"{factor:.0f}x"
-    return f"error grew {size} vs {base_label}"
+    return f"error grew {growth_figure(factor)} vs {base_label}"
 
 
 def slowdown_text(factor: float, base_label: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pytest_rocm.parity.tolerances import short_dtype
+from pytest_rocm.report.growth import merge_worst, parity_errors
 from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import perf_figure
@@ -56,6 +57,7 @@ class Cell:
     #: per dtype the tolerance the worst error was judged against: ("tol", its normwise_tol) for a
     #: normwise figure, ("rtol", its rtol) for an elementwise one or where no normwise_tol was recorded
     tolerances: dict[str, tuple[str, float]] = field(default_factory=dict)
+    named_errors: dict[tuple[str, str | None], float] = field(default_factory=dict)  #: report.growth's keys
 
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
@@ -211,9 +213,11 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         bad_counts(parity),
         record.get("perf"),
         worst_tolerances(parity),
+        parity_errors(parity),
     )
     if cell is None:
         return new
+    merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
         if _at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
             cell.tolerances[dtype] = tol
@@ -223,8 +227,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         cell.bad[dtype] = (old_bad + n_bad, old_n + n)
     if SEVERITY.index(new.outcome) < SEVERITY.index(cell.outcome):
         cell.outcome, cell.reason = new.outcome, new.reason
-    for dtype, value in new.errors.items():
-        cell.errors[dtype] = worse(cell.errors.get(dtype, value), value)
+    merge_worst(cell.errors, new.errors)
     return cell
 
 

@@ -8,7 +8,9 @@ The device-parametrized suite is PyG's switch in small: ``withCUDA`` runs a test
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +37,12 @@ def pytest_generate_tests(metafunc):
 """
 
 
-def _report(pytester: pytest.Pytester, name: str, env: str, *args: str) -> Path:
+def _report(pytester: pytest.Pytester, name: str, env: str, *args: str, subprocess: bool = False) -> Path:
+    """Run the project with ``--rocm-report``; ``subprocess``: in a child (a suite that imports
+    torch: torch imported into this process late in a run has crashed its garbage collector)."""
     report = pytester.path / f"{name}.json"
-    pytester.runpytest_inprocess(
-        env, f"--rocm-report={report}", f"--rocm-label={name}", "-p", "no:cacheprovider", *args
-    )
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest_inprocess
+    run(env, f"--rocm-report={report}", f"--rocm-label={name}", "-p", "no:cacheprovider", *args)
     assert report.is_file(), f"the {name} run wrote no report"
     return report
 
@@ -125,3 +128,53 @@ def test_halves_match_by_device_when_the_index_differs(
     assert "regressions: 0" in out and "new failing tests: 0" in out
     parsed = _diff_json(capsys, base, candidate)
     assert parsed["added"] == [] and parsed["regressions"] == []
+
+
+# -- one number for one fact: a gelu regression, the table's figure and the gate's -------------------
+#: a real bf16 GELU through ``assert_parity`` (forward and gradient records); GELU_ERROR shifts the
+#: bf16 forward (a wrong kernel) and leaves the float64 reference and the gradient right
+GELU_SUITE = """
+import os
+import torch
+import torch.nn.functional as F
+from pytest_rocm import assert_parity
+
+BROKEN = float(os.environ.get("GELU_ERROR", "0"))
+
+def gelu(x):
+    y = F.gelu(x)
+    if x.dtype == torch.float64:
+        return y
+    return y + BROKEN * y.detach().abs().mean()
+
+def test_gelu():
+    x = torch.linspace(-6, 6, 4096)
+    assert_parity(gelu, x, dtypes=("bfloat16",), grad=True, name="gelu", rtol=1, atol=1, normwise=1)
+"""
+
+
+def test_a_gelu_regression_has_one_growth_figure_in_the_table_and_the_gate(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if importlib.util.find_spec("torch") is None:  # found, not imported: the suite runs in a child
+        pytest.skip("needs torch")
+    pytester.makepyfile(**{"ops/test_gelu.py": GELU_SUITE})
+    base = _report(pytester, "base", CPU_ENV, subprocess=True)
+    monkeypatch.setenv("GELU_ERROR", "0.1")
+    candidate = _report(pytester, "candidate", CPU_ENV, subprocess=True)
+    status, out = _diff(capsys, base, candidate)
+    assert status == 0, out  # grown, still within the test's own tolerance: no regression
+    grown = [line for line in out.splitlines() if line.startswith("  ops/test_gelu::test_gelu ")]
+    assert len(grown) == 1 and "bfloat16 gelu:" in grown[0], out  # the forward grew, the gradient did not
+    gate_figure = grown[0].rsplit("(", 1)[1].rstrip(")")
+    records = {p["name"]: p for p in json.loads(base.read_text())["results"][0]["parity"]}
+    # the case that made two figures: the unchanged gradient error is the larger one in BASE
+    assert records["gelu.grad[0]"]["normwise"] > records["gelu"]["normwise"]
+    for fmt in ("md", "html", "csv"):
+        capsys.readouterr()
+        assert cli.main(["table", "--format", fmt, str(base), str(candidate)]) == 0
+        text = capsys.readouterr().out
+        if fmt == "csv":  # the CSV has no marks: figures only
+            continue
+        marks = set(re.findall(r"error grew ([0-9]+x)", text))
+        assert marks == {gate_figure}, (fmt, gate_figure, marks)
