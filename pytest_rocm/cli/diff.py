@@ -11,6 +11,7 @@ from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_flo
 from pytest_rocm.report.diff import (
     DEFAULT_FACTOR,
     DEFAULT_FLOOR,
+    SHOW_LIMIT,
     compare,
     render_text,
     verdict,
@@ -59,6 +60,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         f" {DEFAULT_MAX_SLOWDOWN:g}); a change within the recorded spread is 'noisy', not a slowdown",
     )
     parser.add_argument("--fail-on-slowdown", action="store_true", help="exit 1 on slowdowns too (the speed gate)")
+    parser.add_argument(
+        "--show-all",
+        action="store_true",
+        help=f"list every entry of each section (default: the first {SHOW_LIMIT}, then how many more)",
+    )
     parser.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
@@ -80,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown))
+        limit = None if args.show_all else SHOW_LIMIT
+        sys.stdout.write(render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown, limit))
         print("verdict: " + ("FAIL" if status else "ok"))
     return status

@@ -58,6 +58,10 @@ class Diff:
     added: list[str] = field(default_factory=list)
     #: tests new in the candidate that failed there (FAILING): the gate fails on them by default
     new_failures: list[Change] = field(default_factory=list)
+    #: every test new in the candidate, whatever its outcome (``added`` with outcomes and node ids)
+    new_tests: list[Change] = field(default_factory=list)
+    #: the key of each compared pair -> the node id to run it again (the candidate's)
+    nodeids: dict[str, str] = field(default_factory=dict)
     #: measured rows slower than max_slowdown beyond the noise, and those within it
     slowdowns: list[Slowdown] = field(default_factory=list)
     noisy: list[Slowdown] = field(default_factory=list)
@@ -158,6 +162,7 @@ def compare(
             diff.new_skips.append(change)
         if after is None:
             continue
+        diff.nodeids[feature] = after["nodeid"]
         slow = slowdown_of(feature, before.get("perf"), after.get("perf"), max_slowdown)
         if slow is not None:
             (diff.noisy if slow.noisy else diff.slowdowns).append(slow)
@@ -165,6 +170,7 @@ def compare(
         diff.grown_errors += grown_errors(feature, before_errors, after_errors, factor, floor)
     for feature, record in added:
         change = Change(feature, None, record["outcome"], record.get("reason"), record["nodeid"])
+        diff.new_tests.append(change)
         if record["outcome"] in SKIPPING:
             diff.new_skips.append(change)
         elif record["outcome"] in FAILING:
@@ -172,43 +178,80 @@ def compare(
     return diff
 
 
+#: how many entries of a section the text lists before "... and N more" (``--show-all``: all)
+SHOW_LIMIT = 20
+
+
 def render_text(
-    diff: Diff, base_label: str, candidate_label: str, factor: float, max_slowdown: float | None = None
+    diff: Diff,
+    base_label: str,
+    candidate_label: str,
+    factor: float,
+    max_slowdown: float | None = None,
+    limit: int | None = SHOW_LIMIT,
 ) -> str:
+    """The diff in words: each section's count, then every entry with the node id to run again
+    (``limit`` entries a section, then how many more; None: all)."""
     lines = [f"BASE      {base_label}", f"CANDIDATE {candidate_label}", ""]
+
+    def listed(entries: list[tuple[str, str | None]]) -> None:
+        shown = entries if limit is None else entries[:limit]
+        for text, nodeid in shown:
+            lines.append(f"  {text}")
+            if nodeid and nodeid not in text:  # to run exactly that test again
+                lines.append(f"    {nodeid}")
+        if len(shown) < len(entries):
+            lines.append(f"  ... and {len(entries) - len(shown)} more (--show-all lists them)")
 
     def section(title: str, items: list[Change]) -> None:
         lines.append(f"{title}: {len(items)}")
+        entries = []
         for c in items:
             first = c.reason.strip().splitlines()[0] if c.reason and c.reason.strip() else ""
             why = f"  -- {first}" if first and c.candidate not in PASSING else ""  # one line: the node id follows
-            lines.append(f"  {c.feature}: {c.base or 'absent'} -> {c.candidate or 'missing'}{why}")
-            if c.nodeid and c.nodeid not in c.feature:  # to run exactly that test again
-                lines.append(f"    {c.nodeid}")
+            entries.append((f"{c.feature}: {c.base or 'absent'} -> {c.candidate or 'missing'}{why}", c.nodeid))
+        listed(entries)
 
     section("regressions", diff.regressions)
     section("new failing tests", diff.new_failures)
     section("fixes", diff.fixes)
     section("new skips", diff.new_skips)
     lines.append(f"parity errors grown more than {factor:g}x: {len(diff.grown_errors)}")
-    for g in diff.grown_errors:
-        name = f" {g.name}" if g.name else ""
-        lines.append(f"  {g.feature} {g.dtype}{name}: {g.base:.2e} -> {g.candidate:.2e} ({growth_figure(g.factor)})")
-    if diff.slowdowns or diff.noisy or max_slowdown is not None:
-        limit = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
-        lines.append(f"slowdowns{limit}: {len(diff.slowdowns)}")
-        for s in diff.slowdowns:
-            lines.append(
-                f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})"
+    listed(
+        [
+            (
+                f"{g.feature} {g.dtype}{f' {g.name}' if g.name else ''}: {g.base:.2e} -> {g.candidate:.2e}"
+                f" ({growth_figure(g.factor)})",
+                diff.nodeids.get(g.feature),
             )
+            for g in diff.grown_errors
+        ]
+    )
+    if diff.slowdowns or diff.noisy or max_slowdown is not None:
+        over = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
+        lines.append(f"slowdowns{over}: {len(diff.slowdowns)}")
+        listed(
+            [
+                (
+                    f"{s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x slower, noise ±{s.noise:.0%})",
+                    diff.nodeids.get(s.feature),
+                )
+                for s in diff.slowdowns
+            ]
+        )
         if diff.noisy:
             lines.append(f"noisy (slower, but within the recorded spread): {len(diff.noisy)}")
-            for s in diff.noisy:
-                lines.append(
-                    f"  {s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})"
-                )
-    if diff.added:
-        lines.append(f"new features in the candidate: {len(diff.added)}")
+            listed(
+                [
+                    (
+                        f"{s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})",
+                        diff.nodeids.get(s.feature),
+                    )
+                    for s in diff.noisy
+                ]
+            )
+    lines.append(f"new tests in the candidate: {len(diff.new_tests)}")
+    listed([(f"{c.feature}: {c.candidate}", c.nodeid) for c in diff.new_tests])
     return "\n".join(lines) + "\n"
 
 

@@ -178,3 +178,29 @@ def test_a_gelu_regression_has_one_growth_figure_in_the_table_and_the_gate(
             continue
         marks = set(re.findall(r"error grew ([0-9]+x)", text))
         assert marks == {gate_figure}, (fmt, gate_figure, marks)
+
+
+# -- names in the verdict ------------------------------------------------------------------------
+def test_every_change_is_named_with_its_node_id_and_long_lists_collapse(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(**{"tests/test_ops.py": "def test_add():\n    assert True\n"})
+    base = _report(pytester, "base", CPU_ENV)
+    broken = "".join(f"def test_op_{i:02d}():\n    assert False, 'op {i}'\n\n" for i in range(25))
+    pytester.makepyfile(
+        **{"tests/test_ops.py": "def test_add():\n    assert True\n\ndef test_new():\n    assert True\n\n" + broken}
+    )
+    candidate = _report(pytester, "candidate", CPU_ENV)
+    status, out = _diff(capsys, base, candidate)
+    assert status == 1
+    # a new passing test is named, not only counted
+    assert "new tests in the candidate: 26" in out
+    assert "  tests/test_ops::test_new: passed\n    tests/test_ops.py::test_new\n" in out
+    failing = [line for line in out.split("new failing tests: 25\n")[1].split("fixes:")[0].splitlines()]
+    assert failing[:2] == [
+        "  tests/test_ops::test_op_00: absent -> failed  -- AssertionError: op 0",
+        "    tests/test_ops.py::test_op_00",
+    ]
+    assert failing[-1] == "  ... and 5 more (--show-all lists them)" and len(failing) == 2 * 20 + 1
+    status, out = _diff(capsys, "--show-all", base, candidate)
+    assert "more (--show-all" not in out and "tests/test_ops.py::test_op_24" in out
