@@ -342,7 +342,9 @@ def scale_of(document: ReportDocument) -> str | None:
 
 
 def default_label(env: Environment, device: str | None = None) -> str:
-    """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run."""
+    """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run. The one
+    default label: the plugin, ``rocm-compat run`` and the nox sessions (which pass no label) all
+    use it, so one machine is one column whoever ran it."""
     on_cpu = device == "cpu" or not env.devices or env.backend == "cpu"
     backend = "cpu" if on_cpu else env.backend
     parts: list[str] = [backend]
