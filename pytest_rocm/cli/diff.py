@@ -61,6 +61,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fail-on-slowdown", action="store_true", help="exit 1 on slowdowns too (the speed gate)")
     parser.add_argument(
+        "--strict-selection",
+        action="store_true",
+        help="compare every test even where one report ran a subset (-k, -m, node ids): a test the"
+        " subset did not select counts as missing",
+    )
+    parser.add_argument(
         "--show-all",
         action="store_true",
         help=f"list every entry of each section (default: the first {SHOW_LIMIT}, then how many more)",
@@ -74,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"rocm-compat diff: {exc}", file=sys.stderr)
         return 2
-    diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown)
+    diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown, args.strict_selection)
     status = verdict(
         diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown, args.allow_new_failures
     )

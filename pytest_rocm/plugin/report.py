@@ -18,6 +18,7 @@ from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
+from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
 from pytest_rocm.report import collection, files
 from pytest_rocm.report import records as report
 
@@ -48,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
+    config.pluginmanager.register(SelectionRecorder(), SELECTION_PLUGIN)
     if not is_worker(config):
         report_path = Path(path)
         problem = files.unwritable(report_path)
@@ -134,9 +136,14 @@ class ReportWriter:
             self.sidecar = files.Sidecar(files.sidecar_path(self.path))
         if state.pending_detection(self.config) is None:
             self._settle(wait=True)  # known, or detected here now: the header line has it all
-            self.sidecar.start({"created": self.created, **self._settled_fields()})
+            self.sidecar.start({"created": self.created, **self._settled_fields(), **self._selection()})
         else:  # detecting in a child (session.prefetch): its line follows when it is known
-            self.sidecar.start({"created": self.created, **({"label": self.label} if self.label else {})})
+            label = {"label": self.label} if self.label else {}
+            self.sidecar.start({"created": self.created, **label, **self._selection()})
+
+    def _selection(self) -> dict[str, Any]:
+        """``{"selection": ...}``: what this run selected (a killed run's sidecar keeps it too)."""
+        return {"selection": recorded_selection(self.config)}
 
     def _settle(self, wait: bool) -> bool:
         """Fill in the environment, device, label and scale once the environment is known; True if
@@ -229,7 +236,7 @@ class ReportWriter:
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
-        extra.update(device=self.device, scale=self.scale)
+        extra.update(device=self.device, scale=self.scale, **self._selection())
         document = report.assemble(self.label, self.environment, self.results, self.created, **extra)
         files.write_json(self.path, document)
         if self.sidecar is not None:

@@ -30,6 +30,7 @@ from pytest_rocm.report.growth import (
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord
+from pytest_rocm.report.selection import not_comparable
 
 __all__ = ["DEFAULT_FACTOR", "DEFAULT_FLOOR", "Growth", "grew"]  # re-exported: named in report.growth
 
@@ -62,6 +63,12 @@ class Diff:
     new_tests: list[Change] = field(default_factory=list)
     #: the key of each compared pair -> the node id to run it again (the candidate's)
     nodeids: dict[str, str] = field(default_factory=dict)
+    #: why the two reports' selections differ (a subset beside a full run), else None
+    selection: str | None = None
+    #: whether they were compared as if complete all the same (``--strict-selection``)
+    strict_selection: bool = False
+    #: the tests one report ran and the other did not select: not compared
+    not_selected: list[str] = field(default_factory=list)
     #: measured rows slower than max_slowdown beyond the noise, and those within it
     slowdowns: list[Slowdown] = field(default_factory=list)
     noisy: list[Slowdown] = field(default_factory=list)
@@ -147,9 +154,19 @@ def compare(
     factor: float = DEFAULT_FACTOR,
     floor: float = DEFAULT_FLOOR,
     max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
+    strict_selection: bool = False,
 ) -> Diff:
+    """The differences; where a report ran a subset (``report.selection``), only the tests both
+    ran are compared (the rest are ``not_selected``) unless ``strict_selection``."""
     paired, added = pairs(base, candidate)
-    diff = Diff(added=sorted(key for key, _ in added))
+    base_unselected, candidate_unselected, note = not_comparable(base, candidate)
+    diff = Diff(selection=note, strict_selection=strict_selection and note is not None)
+    if note is not None and not strict_selection:
+        diff.not_selected = [key for key, _, after in paired if after is None and base_unselected]
+        diff.not_selected += [key for key, _ in added if candidate_unselected]
+        paired = [p for p in paired if p[2] is not None or not base_unselected]
+        added = [a for a in added if not candidate_unselected]
+    diff.added = sorted(key for key, _ in added)
     for feature, before, after in paired:
         outcome = after["outcome"] if after else None
         reason = after.get("reason") if after else "missing from the candidate report"
@@ -193,6 +210,8 @@ def render_text(
     """The diff in words: each section's count, then every entry with the node id to run again
     (``limit`` entries a section, then how many more; None: all)."""
     lines = [f"BASE      {base_label}", f"CANDIDATE {candidate_label}", ""]
+    if diff.selection:  # first: every count below depends on it
+        lines.insert(0, selection_line(diff))
 
     def listed(entries: list[tuple[str, str | None]]) -> None:
         shown = entries if limit is None else entries[:limit]
@@ -253,6 +272,17 @@ def render_text(
     lines.append(f"new tests in the candidate: {len(diff.new_tests)}")
     listed([(f"{c.feature}: {c.candidate}", c.nodeid) for c in diff.new_tests])
     return "\n".join(lines) + "\n"
+
+
+def selection_line(diff: Diff) -> str:
+    """``NOT COMPARABLE AS A WHOLE: CANDIDATE ran a subset (-k 'add'): compared the tests both ran,
+    397 not selected in one of them (--strict-selection compares all)``."""
+    if diff.strict_selection:
+        return f"NOT COMPARABLE AS A WHOLE: {diff.selection}: compared as if complete (--strict-selection)"
+    return (
+        f"NOT COMPARABLE AS A WHOLE: {diff.selection}: compared the tests both ran,"
+        f" {len(diff.not_selected)} not selected in one of them (--strict-selection compares all)"
+    )
 
 
 def _ms(seconds: float) -> str:

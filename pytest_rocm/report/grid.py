@@ -17,12 +17,14 @@ Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``m
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
 from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
+from pytest_rocm.report.selection import selected_cells
 from pytest_rocm.report.table import BAD, GOOD, STATUSES, Cell, Row, Status, Table, row_status
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
@@ -99,13 +101,17 @@ class FeatureRow:
     def failing(self) -> bool:
         return any(c.outcome in BAD for row in self.by_dtype.values() for c in row.cells.values() if c)
 
-    def differs(self, labels: list[str]) -> bool:
-        """Whether the columns disagree: another outcome in some dtype, or a grown error."""
+    def differs(self, labels: list[str], subsets: Collection[str] = ()) -> bool:
+        """Whether the columns disagree: another outcome in some dtype, or a grown error (a subset
+        column's row it did not select disagrees with nothing)."""
         if len(labels) < 2:
             return False
         if self.growth or self.slowdown:
             return True
-        return any(len({c.outcome if c else None for c in row.cells.values()}) > 1 for row in self.by_dtype.values())
+        return any(
+            len({c.outcome if c else None for c in selected_cells(row.cells, subsets)}) > 1
+            for row in self.by_dtype.values()
+        )
 
 
 def _dtype_rank(dtype: str) -> tuple[int, str]:
@@ -159,7 +165,7 @@ def feature_rows(table: Table) -> list[FeatureRow]:
     out = []
     for (suite, base), rows in groups.items():
         by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
-        cells = [c for r in by_dtype.values() for c in r.cells.values()]
+        cells = [c for r in by_dtype.values() for c in selected_cells(r.cells, table.selections)]
         feature = FeatureRow(suite, base, by_dtype, row_status(cells))
         feature.issue = next((r for r in by_dtype.values() if r.issue), None)
         for dtype, r in by_dtype.items():
@@ -186,7 +192,7 @@ def sections(table: Table) -> Sections:
     rows = feature_rows(table)
     chosen = Sections(rows, [], [], {})
     for row in rows:
-        if row.differs(table.labels):
+        if row.differs(table.labels, table.selections):
             chosen.differ.append(row)
         elif row.failing:
             chosen.failing.append(row)

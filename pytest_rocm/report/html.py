@@ -8,6 +8,9 @@ every row in a collapsed section per suite. One row per feature, the dtypes as s
 reason, its parity figure with the tolerance (legend above the rows), a grown error and a slowdown. Filters
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
 page says is decided in ``report.grid``, as for the Markdown.
+
+Why this module is long: the page is one self-contained file, so its CSS and script live here
+beside the sections they style and filter.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pytest_rocm.report.grid import (
 )
 from pytest_rocm.report.outcomes import OUTCOMES
 from pytest_rocm.report.perf import table_chart_svg
+from pytest_rocm.report.selection import NOT_SELECTED
 from pytest_rocm.report.table import GOOD, Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
@@ -163,6 +167,11 @@ def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdow
     )
 
 
+def _unselected(span: int) -> str:
+    colspan = f" colspan={span}" if span > 1 else ""
+    return f'<td class="cell missing"{colspan} title="this run selected a subset">{NOT_SELECTED}</td>'
+
+
 def _issue_link(row: FeatureRow) -> str:
     """A known-issues row links its public report (seen on, fixed in as the link's title)."""
     if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
@@ -191,7 +200,10 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
                     outcomes.add(cell.outcome)
                 span = len(dtypes) if only_one else 1
                 slowdown = row.slowdown.get((label, dtype))
-                cells.append(_cell(cell, row.growth.get((label, dtype)), base, span, slowdown))
+                selected = cell is not None or label not in table.selections  # a -k column: not missing
+                cells.append(
+                    _cell(cell, row.growth.get((label, dtype)), base, span, slowdown) if selected else _unselected(span)
+                )
         colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
         out.append(
             f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'

@@ -2,6 +2,9 @@
 
 Rows are features grouped by suite, columns are report labels, cells are outcomes with the worst
 parity error per dtype where one was recorded, and each row gets a combined status.
+
+Why this module is long: it is the one definition of a cell, a row and a table and of how reports
+merge into them, which every renderer reads; split, the model and its merging would drift apart.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
+from pytest_rocm.report.selection import selected_cells, subset_text
 
 #: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
 GOOD: tuple[Outcome, ...] = ("passed", "xpassed")
@@ -124,12 +128,16 @@ class Table:
     accelerator: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: each label's device under test (``cpu`` for a CPU reference baseline), None when not recorded
     devices: dict[str, str | None] = field(default_factory=dict)
+    #: each column that ran a subset of the suite -> how (``report.selection.subset_text``)
+    selections: dict[str, str] = field(default_factory=dict)
 
     def column(self, label: str) -> str:
         """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)
         and, for a GPU column, how many tests ran on the GPU (``rocm ... gfx1100 (3/40 on the GPU)``)."""
         scale = self.scales.get(label)
         header = f"{label} [{scale}]" if scale else label
+        if label in self.selections:  # not the whole suite: its empty cells are "not selected"
+            header += f" [subset: {self.selections[label]}]"
         if label in self.accelerator:
             used, measured = self.accelerator[label]
             header += f" ({used}/{measured} on the GPU)"
@@ -260,8 +268,9 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         rank = SUITE_ORDER.index(suite) if suite in SUITE_ORDER else len(SUITE_ORDER)
         return rank, suite, feature
 
+    subsets = {r["label"]: text for r in reports if (text := subset_text(r))}
     rows = [
-        Row(s, f, grid[(s, f)], row_status(list(grid[(s, f)].values())), issues.get((s, f)))
+        Row(s, f, grid[(s, f)], row_status(selected_cells(grid[(s, f)], subsets)), issues.get((s, f)))
         for s, f in sorted(grid, key=order)
     ]
     return Table(
@@ -273,6 +282,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         scales={r["label"]: scale_of(r) for r in reports},
         accelerator={r["label"]: use for r in reports if (use := accelerator_use(r)) is not None},
         devices={r["label"]: r.get("device") for r in reports},
+        selections=subsets,
     )
 
 

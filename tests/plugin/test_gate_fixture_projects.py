@@ -204,3 +204,48 @@ def test_every_change_is_named_with_its_node_id_and_long_lists_collapse(
     assert failing[-1] == "  ... and 5 more (--show-all lists them)" and len(failing) == 2 * 20 + 1
     status, out = _diff(capsys, "--show-all", base, candidate)
     assert "more (--show-all" not in out and "tests/test_ops.py::test_op_24" in out
+
+
+# -- a -k subset beside a full run -----------------------------------------------------------------
+OPS = "".join(
+    f"def test_{name}():\n    assert {ok}\n\n" for name, ok in [("add", True), ("add_inplace", True)]
+) + "".join(f"def test_{name}():\n    assert True\n\n" for name in ("mul", "sub", "div", "pow"))
+
+
+def test_a_subset_candidate_is_said_first_and_compared_on_what_both_ran(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile(**{"tests/test_ops.py": OPS})
+    base = _report(pytester, "base", CPU_ENV)
+    candidate = _report(pytester, "candidate", CPU_ENV, "-k", "add")
+    selection = json.loads(candidate.read_text())["selection"]
+    assert selection == {"args": ["."], "keyword": "add", "markers": None, "deselected": 4}
+    assert json.loads(base.read_text())["selection"]["deselected"] == 0
+    status, out = _diff(capsys, base, candidate)
+    assert out.splitlines()[0] == (
+        "NOT COMPARABLE AS A WHOLE: CANDIDATE ran a subset (-k 'add', 4 deselected): compared the tests"
+        " both ran, 4 not selected in one of them (--strict-selection compares all)"
+    )
+    assert status == 0 and "regressions: 0" in out, out
+    # the intersection is still a gate: a selected test that fails is a regression
+    pytester.makepyfile(
+        **{"tests/test_ops.py": OPS.replace("def test_add():\n    assert True", "def test_add():\n    assert False")}
+    )
+    broken = _report(pytester, "broken", CPU_ENV, "-k", "add")
+    status, out = _diff(capsys, base, broken)
+    assert status == 1 and "regressions: 1" in out and "tests/test_ops::test_add: passed -> failed" in out
+    # --strict-selection: every test, the unselected ones missing
+    status, out = _diff(capsys, "--strict-selection", base, candidate)
+    assert status == 1 and "regressions: 4" in out
+    assert out.splitlines()[0].endswith("compared as if complete (--strict-selection)")
+    # the table: the column says it is a subset, its unselected rows are "not selected", none differ
+    capsys.readouterr()
+    assert cli.main(["table", "--format", "md", str(base), str(candidate)]) == 0
+    table = capsys.readouterr().out
+    assert "candidate [ci] [subset: -k 'add', 4 deselected]" in table
+    assert "| tests/test_ops::test_mul | passed | not selected | works everywhere |" in table
+    assert "0 differ between columns" in table  # 4 rows a -k column did not select differ in nothing
+    capsys.readouterr()
+    assert cli.main(["table", "--format", "html", str(base), str(candidate)]) == 0
+    page = capsys.readouterr().out
+    assert ">not selected</td>" in page and "<b id=differ-count>0</b>" in page
