@@ -82,10 +82,12 @@ def _suite_session(combo: Combo):  # type: ignore[no-untyped-def]
         report = ROOT / combo.report_name
         # the same command as `rocm-compat run`: -n auto, a crashed worker replaced, a hung kernel
         # killed and recorded as timeout; xdist and pytest-timeout were just installed above
+        # no label: the plugin gives the column the default label `rocm-compat run` gives it
+        # (``cpu torch2.13.0``), so one machine's run is one column whoever ran it
         args = suite_command(
             SUITES,
             report,
-            combo.name,
+            None,
             device="cpu" if combo.backend == "cpu" else None,
             user_args=["-q", *session.posargs],
             have_xdist=True,

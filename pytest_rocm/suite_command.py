@@ -68,7 +68,7 @@ def installed(module: str) -> bool:
 def suite_command(
     suites: Path,
     report: Path,
-    label: str,
+    label: str | None,
     *,
     device: str | None = None,
     user_args: Sequence[str] = (),
@@ -85,11 +85,13 @@ def suite_command(
     CPU baseline; None: the plugin picks), unless ``user_args`` name one. ``isolation``: add
     :func:`isolation_args`; ``have_xdist``/``have_timeout`` say whether the interpreter that runs
     the command has those plugins (None: whether this one has them; a nox session that installs
-    them says True). ``user_args`` come last, so they win over anything before them.
+    them says True). ``user_args`` come last, so they win over anything before them. ``label``:
+    ``--rocm-label``; None: the plugin labels the column itself, with ``report.records.default_label``
+    (the one default label scheme: ``rocm-compat run`` and nox name one machine's column alike).
     """
     command = [python, "-m", "pytest", *(str(t) for t in targets or [suites])]
     command += ["--rootdir", str(suites), "-p", "no:cacheprovider"]
-    command += ["--rocm-report", str(report), "--rocm-label", label]
+    command += ["--rocm-report", str(report), *(["--rocm-label", label] if label else [])]
     ini = suites / "pytest.ini"
     if ini.is_file():
         command += ["-c", str(ini)]

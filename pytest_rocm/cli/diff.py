@@ -11,6 +11,7 @@ from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_flo
 from pytest_rocm.report.diff import (
     DEFAULT_FACTOR,
     DEFAULT_FLOOR,
+    SHOW_LIMIT,
     compare,
     render_text,
     verdict,
@@ -44,6 +45,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_FLOOR,
         help=f"BASE errors below this count as this (default {DEFAULT_FLOOR:g}), so exact results do not make noise",
     )
+    parser.add_argument(
+        "--allow-new-failures",
+        action="store_true",
+        help="do not fail on tests new in CANDIDATE that failed, errored, crashed or hung there",
+    )
     parser.add_argument("--fail-on-new-skips", action="store_true", help="exit 1 on new skips too")
     parser.add_argument("--fail-on-grown-errors", action="store_true", help="exit 1 on grown parity errors too")
     parser.add_argument(
@@ -55,6 +61,17 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         f" {DEFAULT_MAX_SLOWDOWN:g}); a change within the recorded spread is 'noisy', not a slowdown",
     )
     parser.add_argument("--fail-on-slowdown", action="store_true", help="exit 1 on slowdowns too (the speed gate)")
+    parser.add_argument(
+        "--strict-selection",
+        action="store_true",
+        help="compare every test even where one report ran a subset (-k, -m, node ids): a test the"
+        " subset did not select counts as missing",
+    )
+    parser.add_argument(
+        "--show-all",
+        action="store_true",
+        help=f"list every entry of each section (default: the first {SHOW_LIMIT}, then how many more)",
+    )
     parser.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
@@ -64,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"rocm-compat diff: {exc}", file=sys.stderr)
         return 2
-    diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown)
-    status = verdict(diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown)
+    diff = compare(base, candidate, args.factor, args.floor, args.max_slowdown, args.strict_selection)
+    status = verdict(
+        diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown, args.allow_new_failures
+    )
     if args.json:
         print(
             json.dumps(
@@ -74,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        text = render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown)
+        limit = None if args.show_all else SHOW_LIMIT
+        text = render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown, limit)
         sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
         print("verdict: " + ("FAIL" if status else "ok"))
     return status

@@ -10,6 +10,7 @@ error. Arguments it does not know go to pytest (``-k matmul``, ``-n 8``, ``--tim
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -154,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         user_args = [f"--rocm-workload={Path(args.workload).resolve()}", *user_args]
     device = "cpu" if on_cpu else None
     command = suite_command(root, report_path, label, device=device, user_args=user_args, targets=targets)
-    print("rocm-compat run: " + " ".join(command[2:]), flush=True)
+    # quoted: the line is meant to be pasted into a shell ("--rocm-label 'cpu torch2.13.0'")
+    print("rocm-compat run: " + shlex.join(command[2:]), flush=True)
     other_run = busy(report_path)
     if other_run:
         print(f"rocm-compat run: {other_run}: wait for it, or give this run another --label", file=sys.stderr)

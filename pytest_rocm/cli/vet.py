@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
 
 EXIT_OK, EXIT_CLASS_4, EXIT_USAGE = 0, 1, 2
+#: a stack with a row that could not be vetted ("?"): incomplete, not safe (``--allow-unvetted``)
+EXIT_INCOMPLETE = 3
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +28,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         help="an installed distribution name, a wheel, an sdist (.tar.gz/.zip) or a source folder",
     )
-    stack = parser.add_argument_group("a whole stack (one table; exit 1 when any package is class 4)")
+    stack = parser.add_argument_group(
+        "a whole stack (one table; exit 1 when any package is class 4, 3 when a package could not be vetted)"
+    )
     stack.add_argument("--installed", action="store_true", help="vet every distribution installed here")
     stack.add_argument(
         "-r",
@@ -35,6 +39,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="vet every dependency of a requirements.txt, pyproject.toml, uv.lock or pylock.toml",
     )
     stack.add_argument("--wheels", metavar="DIR", help="with -r: take a dependency's wheel from this folder")
+    stack.add_argument(
+        "--allow-unvetted",
+        action="store_true",
+        help="exit 0, not 3, when some packages could not be vetted (no wheel, not installed, refused)",
+    )
     stack.add_argument("--gpu", action="append", metavar="GFX", help="compare with this gfx, not this machine's GPUs")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the stack table as Markdown")
@@ -104,6 +113,8 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "give a TARGET (a distribution, a wheel, an sdist or a folder), --installed or -r FILE"
     if args.unsafe_run and not args.run:
         return "--unsafe-run needs --run (it is how the live check runs)"
+    if args.allow_unvetted and not stack:
+        return "--allow-unvetted is for a stack (--installed / -r FILE)"
     if stack and (args.run or args.report):
         return "--run and --report vet one TARGET at a time"
     if args.run and not args.unsafe_run:
@@ -155,7 +166,23 @@ def _run_stack(args: argparse.Namespace) -> int:
     wheels = wheel_index(Path(args.wheels) if args.wheels else None)
     doc = vet_stack(pins, wheels, _vet_document, sorted(set(args.gpu)) if args.gpu else machine_gpus())
     _print(json.dumps(doc, indent=2) if args.json else stack_table(doc, markdown=args.markdown))
-    return EXIT_CLASS_4 if doc["class_4"] else EXIT_OK
+    return _stack_status(doc, args.allow_unvetted)
+
+
+def _stack_status(doc: dict[str, Any], allow_unvetted: bool) -> int:
+    """1 on a class-4 package; else 3 when a row was not vetted (said on stderr), unless allowed."""
+    from pytest_rocm.vet.stack import unvetted_summary
+
+    if doc["class_4"]:
+        return EXIT_CLASS_4
+    incomplete = unvetted_summary(doc)
+    if incomplete is None:
+        return EXIT_OK
+    if allow_unvetted:
+        print(f"rocm-compat vet: {incomplete} (allowed: --allow-unvetted)", file=sys.stderr)
+        return EXIT_OK
+    print(f"rocm-compat vet: incomplete, exit 3: {incomplete} (--allow-unvetted to accept)", file=sys.stderr)
+    return EXIT_INCOMPLETE
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.plugin.options import Settings
+from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
 from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, records
@@ -45,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
+    config.pluginmanager.register(SelectionRecorder(), SELECTION_PLUGIN)
     if not is_worker(config):
         writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
@@ -53,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in PLUGIN_NAMES:
+    for name in (*PLUGIN_NAMES, SELECTION_PLUGIN):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin, name)
@@ -147,9 +149,14 @@ class ReportWriter:
         # any test) leaves it as it was: never replaced by less.
         if pending_detection(self.config) is None:
             self._settle(wait=True)  # known, or detected here now: the header line has it all
-            self.sidecar.start({"created": self.created, **self._settled_fields()})
+            self.sidecar.start({"created": self.created, **self._settled_fields(), **self._selection()})
         else:  # detecting in a child (session.prefetch): its line follows when it is known
-            self.sidecar.start({"created": self.created, **({"label": self.label} if self.label else {})})
+            label = {"label": self.label} if self.label else {}
+            self.sidecar.start({"created": self.created, **label, **self._selection()})
+
+    def _selection(self) -> dict[str, Any]:
+        """``{"selection": ...}``: what this run selected (a killed run's sidecar keeps it too)."""
+        return {"selection": recorded_selection(self.config)}
 
     def _settle(self, wait: bool) -> bool:
         """Fill in the environment, device, label and scale once the environment is known; True if
@@ -260,7 +267,7 @@ class ReportWriter:
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
-        extra.update(device=self.device, scale=self.scale)
+        extra.update(device=self.device, scale=self.scale, **self._selection())
         document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
         self._warn_sidecar()
         try:  # a full disk may have room again by now: tried twice

@@ -16,6 +16,11 @@ In rows named from the node id (not from a ``rocm_feature`` marker), a device to
 parameters is replaced by ``device``: kornia's ``[cpu-float32]`` and ``[cuda-float32]`` are the same
 check run in two places, and a CPU column and a GPU column must share its row. The tokens are the
 ``rocm_device_ids`` option (``off``: ids kept as they are).
+
+Within one run both halves of such a test may run (PyG's ``withCUDA``: ``test[cpu]`` and
+``test[cuda:0]`` on any GPU machine): one row, two results. Each record keeps the device it ran on
+as ``device_variant`` (:func:`device_variant_of`: ``cpu``, ``cuda``; the index dropped, so
+``cuda:0`` and ``cuda:3`` are one half), and ``diff`` compares each half with its own.
 """
 
 from __future__ import annotations
@@ -99,6 +104,23 @@ def _device_pattern(tokens: tuple[str, ...]) -> re.Pattern[str] | None:
     """The compiled device-token pattern: one per token set (a session has one), not one per test."""
     names = "|".join(re.escape(t) for t in tokens)
     return re.compile(rf"(?<=[\[\-])(?:{names})(?::?[0-9]+)?(?=[\-\]])") if names else None
+
+
+def device_variant_of(
+    nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
+) -> str | None:
+    """The device a row's normalised token stood for: ``t.py::test_b[cuda:0-float16]`` -> ``cuda``;
+    None where the row name kept its ids (a bundled suite, a marker's name, no device token)."""
+    folders, _, names = _split(nodeid)
+    if marker_name or not names or _is_bundled(folders):
+        return None
+    tokens = tuple(device_tokens)
+    pattern = _device_pattern(tokens)
+    found = pattern.search(_params(names[-1])[1]) if pattern is not None else None
+    if found is None:
+        return None
+    text = found.group(0)  # the token and its index: the longest token it begins with is the device
+    return max((t for t in tokens if re.fullmatch(re.escape(t) + ":?[0-9]*", text)), key=len)
 
 
 def _params(last: str) -> tuple[str, str]:

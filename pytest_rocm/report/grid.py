@@ -18,12 +18,14 @@ Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``m
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
-from pytest_rocm.report.diff import DEFAULT_FACTOR, DEFAULT_FLOOR, grew
+from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
 from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
+from pytest_rocm.report.selection import selected_cells
 from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table, row_status
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
@@ -80,7 +82,7 @@ class FeatureRow:
         text: str = self.status
         if self.growth:
             worst = max(self.growth.values())
-            text += f", error grew {'to non-finite' if not math.isfinite(worst) else f'{worst:.0f}x'}"
+            text += f", error grew {growth_figure(worst)}"
         if self.slowdown:
             worst = max(self.slowdown.values())
             text += f", {worst:.1f}x slower" if math.isfinite(worst) else ", speed not comparable"
@@ -93,13 +95,17 @@ class FeatureRow:
     def failing(self) -> bool:
         return any(c.outcome in BAD for row in self.by_dtype.values() for c in row.cells.values() if c)
 
-    def differs(self, labels: list[str]) -> bool:
-        """Whether the columns disagree: another outcome in some dtype, or a grown error."""
+    def differs(self, labels: list[str], subsets: Collection[str] = ()) -> bool:
+        """Whether the columns disagree: another outcome in some dtype, or a grown error (a subset
+        column's row it did not select disagrees with nothing)."""
         if len(labels) < 2:
             return False
         if self.growth or self.slowdown:
             return True
-        return any(len({c.outcome if c else None for c in row.cells.values()}) > 1 for row in self.by_dtype.values())
+        return any(
+            len({c.outcome if c else None for c in selected_cells(row.cells, subsets)}) > 1
+            for row in self.by_dtype.values()
+        )
 
 
 def _dtype_rank(dtype: str) -> tuple[int, str]:
@@ -107,21 +113,20 @@ def _dtype_rank(dtype: str) -> tuple[int, str]:
 
 
 def grown(row: Row, labels: list[str]) -> dict[str, float]:
-    """label -> growth factor of its worst error over the first column's, where past GROWTH_FACTOR."""
-    if len(labels) < 2 or row.cells.get(labels[0]) is None:
+    """label -> growth factor of its worst grown error over the first column's, where past
+    GROWTH_FACTOR: ``report.growth.grown_errors`` on each (dtype, record name), the gate's rule and
+    figure, so the table never shows another number than ``rocm-compat diff``."""
+    base = row.cells.get(labels[0]) if len(labels) >= 2 else None
+    if base is None:
         return {}
-    base = row.cells[labels[0]]
-    assert base is not None
     out: dict[str, float] = {}
     for label in labels[1:]:
         cell = row.cells.get(label)
         if cell is None:
             continue
-        for dtype, value in cell.errors.items():
-            before = base.errors.get(dtype)
-            if before is not None and grew(before, value, GROWTH_FACTOR, DEFAULT_FLOOR):
-                factor = value / max(before, DEFAULT_FLOOR) if math.isfinite(value) else math.inf
-                out[label] = max(out.get(label, 0.0), factor)
+        growths = grown_errors(row.feature, base.named_errors, cell.named_errors, GROWTH_FACTOR, DEFAULT_FLOOR)
+        if growths:
+            out[label] = max(g.factor for g in growths)
     return out
 
 
@@ -154,7 +159,7 @@ def feature_rows(table: Table) -> list[FeatureRow]:
     out = []
     for (suite, base), rows in groups.items():
         by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
-        cells = [c for r in by_dtype.values() for c in r.cells.values()]
+        cells = [c for r in by_dtype.values() for c in selected_cells(r.cells, table.selections)]
         feature = FeatureRow(suite, base, by_dtype, row_status(cells))
         feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
         for dtype, r in by_dtype.items():
@@ -181,7 +186,7 @@ def sections(table: Table) -> Sections:
     rows = feature_rows(table)
     chosen = Sections(rows, [], [], {})
     for row in rows:
-        if row.differs(table.labels):
+        if row.differs(table.labels, table.selections):
             chosen.differ.append(row)
         elif row.failing:
             chosen.failing.append(row)
@@ -229,8 +234,7 @@ def short_reason(reason: str | None, limit: int = REASON_CHARS) -> str:
 
 def growth_text(factor: float, base_label: str) -> str:
     """``error grew 50x vs cpu torch2.13.0``: the mark of a grown error."""
-    size = "to non-finite" if not math.isfinite(factor) else f"{factor:.0f}x"
-    return f"error grew {size} vs {base_label}"
+    return f"error grew {growth_figure(factor)} vs {base_label}"
 
 
 def slowdown_text(factor: float, base_label: str) -> str:

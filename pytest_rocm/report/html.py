@@ -35,6 +35,7 @@ from pytest_rocm.report.grid import (
 )
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY
 from pytest_rocm.report.perf import table_chart_svg
+from pytest_rocm.report.selection import NOT_SELECTED
 from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
@@ -170,6 +171,11 @@ def _detail(row: FeatureRow) -> str:  # a workload row's signature and call coun
     return f"<br><code>{_attr(row.issue.detail)}</code>" if row.issue and row.issue.detail else ""
 
 
+def _unselected(span: int) -> str:
+    colspan = f" colspan={span}" if span > 1 else ""
+    return f'<td class="cell missing"{colspan} title="this run selected a subset">{NOT_SELECTED}</td>'
+
+
 def _issue_link(row: FeatureRow) -> str:
     """A known-issues row links its public report (seen on, fixed in as the link's title)."""
     if not row.issue or not row.issue.issue or not row.issue.issue.get("url"):
@@ -201,7 +207,10 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
                     outcomes.add(cell.outcome)
                 span = len(dtypes) if only_one else 1
                 slowdown = row.slowdown.get((label, dtype))
-                cells.append(_cell(cell, row.growth.get((label, dtype)), base, span, slowdown))
+                selected = cell is not None or label not in table.selections  # a -k column: not missing
+                cells.append(
+                    _cell(cell, row.growth.get((label, dtype)), base, span, slowdown) if selected else _unselected(span)
+                )
         colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
         out.append(
             f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'

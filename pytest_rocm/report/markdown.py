@@ -21,6 +21,7 @@ from pytest_rocm.report.grid import (
     summary,
 )
 from pytest_rocm.report.outcomes import SUMMARY
+from pytest_rocm.report.selection import empty_cell_text
 from pytest_rocm.report.table import Table, environment_line
 
 
@@ -52,7 +53,9 @@ def _rows_table(table: Table, rows: list[FeatureRow]) -> list[str]:
                     continue
                 key = (label, dtype)
                 cells.append(
-                    _esc(cell_text(cell, row.growth.get(key), base, slowdown=row.slowdown.get(key))) if cell else "—"
+                    _esc(cell_text(cell, row.growth.get(key), base, slowdown=row.slowdown.get(key)))
+                    if cell
+                    else empty_cell_text(label, table.selections)
                 )
         feature = _esc(row.feature)
         if row.issue and row.issue.issue:

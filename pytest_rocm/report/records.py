@@ -19,7 +19,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pytest_rocm.env.model import Environment
-from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, SUITE_FOLDERS, feature_of, row_of, suite_of
+from pytest_rocm.report.features import (
+    DEFAULT_DEVICE_TOKENS,
+    SUITE_FOLDERS,
+    device_variant_of,
+    feature_of,
+    row_of,
+    suite_of,
+)
 from pytest_rocm.report.outcomes import (
     INFO_PROPERTY,
     OUTCOMES,
@@ -89,6 +96,9 @@ class ResultRecord(_RecordKeys, total=False):
     #: whether it used the accelerator (allocated on it); absent: not measured
     accelerator: bool
     perf: dict[str, Any]  #: how fast it ran (``perf.stats.PerfRecord``, docs/perf.md); absent: not measured
+    #: the device a normalised ``[device]`` token stood for (``cpu``, ``cuda``): which half of a
+    #: device-parametrized test this is; absent: the row name has no device token
+    device_variant: str
 
 
 class _DocumentKeys(TypedDict):
@@ -183,6 +193,9 @@ def build_record(
         "parity": jsonable(parity) if parity else [],
         "info": jsonable(info) if info else {},
     }
+    variant = device_variant_of(nodeid, marker_feature, device_tokens)
+    if variant is not None:
+        record["device_variant"] = variant
     if attempts > 1:
         record["attempts"] = attempts
     if accelerator is not None:
@@ -211,7 +224,7 @@ def not_run_record(nodeid: str, reason: str, device_tokens: Iterable[str] = DEFA
     ``device_tokens`` are the session's (``--rocm-device-ids``), as :func:`build_record` gets them:
     a test's row must not depend on whether it ran."""
     feature, suite = row_of(nodeid, None, device_tokens)
-    return {
+    record: ResultRecord = {
         "nodeid": nodeid,
         "feature": feature,
         "suite": suite,
@@ -221,6 +234,10 @@ def not_run_record(nodeid: str, reason: str, device_tokens: Iterable[str] = DEFA
         "parity": [],
         "info": {},
     }
+    variant = device_variant_of(nodeid, None, device_tokens)
+    if variant is not None:
+        record["device_variant"] = variant
+    return record
 
 
 def assemble(
@@ -242,7 +259,9 @@ def scale_of(document: ReportDocument) -> str | None:
 
 
 def default_label(env: Environment, device: str | None = None) -> str:
-    """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run."""
+    """``rocm torch2.6.0 rocm6.2.4 gfx1100`` / ``cpu torch2.13.0``: the column of this run. The one
+    default label: the plugin, ``rocm-compat run`` and the nox sessions (which pass no label) all
+    use it, so one machine is one column whoever ran it."""
     on_cpu = device == "cpu" or not env.devices or env.backend == "cpu"
     backend = "cpu" if on_cpu else env.backend
     parts: list[str] = [backend]

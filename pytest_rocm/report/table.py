@@ -2,6 +2,9 @@
 
 Rows are features grouped by suite, columns are report labels, cells are outcomes with the worst
 parity error per dtype where one was recorded, and each row gets a combined status.
+
+Why this module is long: it is the one definition of a cell, a row and a table and of how reports
+merge into them, which every renderer reads; split, the model and its merging would drift apart.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from typing import Any, Literal, get_args
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
+from pytest_rocm.report.growth import merge_worst, parity_errors
 from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
+from pytest_rocm.report.selection import selected_cells, subset_text
 
 SUITE_ORDER = ("operators", "libraries", "models")
 #: a row's combined status over its columns
@@ -42,6 +47,7 @@ class Cell:
     #: per dtype the tolerance the worst error was judged against: ("tol", its normwise_tol) for a
     #: normwise figure, ("rtol", its rtol) for an elementwise one or where no normwise_tol was recorded
     tolerances: dict[str, tuple[str, float]] = field(default_factory=dict)
+    named_errors: dict[tuple[str, str | None], float] = field(default_factory=dict)  #: report.growth's keys
 
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
@@ -109,12 +115,16 @@ class Table:
     accelerator: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: each label's device under test (``cpu`` for a CPU reference baseline), None when not recorded
     devices: dict[str, str | None] = field(default_factory=dict)
+    #: each column that ran a subset of the suite -> how (``report.selection.subset_text``)
+    selections: dict[str, str] = field(default_factory=dict)
 
     def column(self, label: str) -> str:
         """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)
         and, for a GPU column, how many tests ran on the GPU (``rocm ... gfx1100 (3/40 on the GPU)``)."""
         scale = self.scales.get(label)
         header = f"{label} [{scale}]" if scale else label
+        if label in self.selections:  # not the whole suite: its empty cells are "not selected"
+            header += f" [subset: {self.selections[label]}]"
         if label in self.accelerator:
             used, measured = self.accelerator[label]
             header += f" ({used}/{measured} on the GPU)"
@@ -198,9 +208,11 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         bad_counts(parity),
         record.get("perf"),
         worst_tolerances(parity),
+        parity_errors(parity),
     )
     if cell is None:
         return new
+    merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
         if _at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
             cell.tolerances[dtype] = tol
@@ -210,8 +222,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         cell.bad[dtype] = (old_bad + n_bad, old_n + n)
     if SEVERITY.index(new.outcome) < SEVERITY.index(cell.outcome):
         cell.outcome, cell.reason = new.outcome, new.reason
-    for dtype, value in new.errors.items():
-        cell.errors[dtype] = worse(cell.errors.get(dtype, value), value)
+    merge_worst(cell.errors, new.errors)
     return cell
 
 
@@ -245,9 +256,17 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         rank = SUITE_ORDER.index(key[0]) if key[0] in SUITE_ORDER else len(SUITE_ORDER)
         return rank, key[0], -details[key][1], key[1]
 
+    subsets = {r["label"]: text for r in reports if (text := subset_text(r))}
     rows = [
-        Row(*k, grid[k], row_status(list(grid[k].values())), issues.get(k), details[k][0])
-        for k in sorted(grid, key=order)
+        Row(
+            s,
+            f,
+            grid[(s, f)],
+            row_status(selected_cells(grid[(s, f)], subsets)),
+            issues.get((s, f)),
+            details[(s, f)][0],
+        )
+        for s, f in sorted(grid, key=order)
     ]
     return Table(
         labels=labels,
@@ -258,6 +277,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         scales={r["label"]: scale_of(r) for r in reports},
         accelerator={r["label"]: use for r in reports if (use := accelerator_use(r)) is not None},
         devices={r["label"]: r.get("device") for r in reports},
+        selections=subsets,
     )
 
 

@@ -139,6 +139,9 @@ def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
     ]
     gpus = ", ".join(doc["machine_gpus"]) or "none found"
     verdict = f"class 4 (CUDA-only): {', '.join(doc['class_4'])}" if doc["class_4"] else "no class 4 package"
+    unvetted = doc.get("unvetted") or []
+    if unvetted:  # "no class 4 package" alone would read as safe: these were never looked at
+        verdict += f"; {len(unvetted)} not vetted: {', '.join(unvetted)}"
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]

@@ -5,7 +5,8 @@ every pinned dependency of a ``requirements.txt``, ``pyproject.toml``, ``uv.lock
 One row per package (name, version, class, confidence, the deciding evidence, and for class 3
 the gfx targets its binaries were built for next to this machine's GPUs): the checklist a team
 goes through by hand before a project moves to AMD. The stack's exit status is 1 when any
-package is class 4 (a CI gate for the dependency set).
+package is class 4 (a CI gate for the dependency set), and 3 when a row could not be vetted (no
+artifact found, a target refused): unvetted is not safe, so the gate fails closed on it too.
 """
 
 from __future__ import annotations
@@ -289,4 +290,15 @@ def vet_stack(
             }
         )
     failing = [r["package"] for r in rows if r["class"] == 4]
-    return {"schema": SCHEMA, "machine_gpus": gpus, "packages": rows, "class_4": failing}
+    unvetted = [r["package"] for r in rows if r["class"] is None]
+    return {"schema": SCHEMA, "machine_gpus": gpus, "packages": rows, "class_4": failing, "unvetted": unvetted}
+
+
+def unvetted_summary(doc: dict[str, Any]) -> str | None:
+    """``2 of 5 packages not vetted: missingpkg (not installed and no wheel for it in --wheels),
+    odd (...)``; None when every row was vetted."""
+    rows = [r for r in doc["packages"] if r["class"] is None]
+    if not rows:
+        return None
+    why = ", ".join(f"{r['package']} ({r['reason'] or 'no reason recorded'})" for r in rows)
+    return f"{len(rows)} of {len(doc['packages'])} packages not vetted: {why}"

@@ -372,3 +372,37 @@ def test_a_standalone_amd_code_object_names_its_target(tmp_path: Path) -> None:
     _, result, verdict = vet(str(root))
     assert result.gfx_targets == {"kernels.hsaco": ["gfx942:sramecc+:xnack-"]}
     assert verdict.klass == 3  # an AMD code object file is a ROCm path
+
+
+def test_a_row_that_could_not_be_vetted_is_exit_3_not_safe(
+    tmp_path: Path, wheels: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No class-4 package, but one row never looked at: incomplete (3), named with its cause."""
+    req = tmp_path / "requirements.txt"
+    req.write_text("hippkg==2.0\npurepkg==0.1\nmissingpkg==3.0\n")
+    argv = ["vet", "-r", str(req), "--wheels", str(wheels), "--gpu", "gfx1100"]
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    assert "no class 4 package; 1 not vetted: missingpkg" in captured.out
+    assert captured.err.strip() == (
+        "rocm-compat vet: incomplete, exit 3: 1 of 3 packages not vetted: missingpkg"
+        " (not installed and no wheel for it in --wheels) (--allow-unvetted to accept)"
+    )
+    assert main([*argv, "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["unvetted"] == ["missingpkg"]
+    assert main([*argv, "--allow-unvetted"]) == 0
+    assert "allowed: --allow-unvetted" in capsys.readouterr().err
+    # a class-4 package still decides: 1, whatever else is unvetted
+    req.write_text("cudapkg==1.0\nmissingpkg==3.0\n")
+    assert main(argv) == 1
+    assert "class 4 (CUDA-only): cudapkg; 1 not vetted: missingpkg" in capsys.readouterr().out
+    # every row vetted: 0, and nothing said about unvetted rows
+    req.write_text("hippkg==2.0\n")
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "not vetted" not in captured.out + captured.err
+
+
+def test_allow_unvetted_is_for_a_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["vet", "packaging", "--allow-unvetted"]) == 2
+    assert "--allow-unvetted is for a stack" in capsys.readouterr().err
