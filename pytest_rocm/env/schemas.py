@@ -81,7 +81,9 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(name: str) -> Any:
+def _validator(name: str, definition: str | None = None) -> Any:
+    """The validator of schema ``name``, or of one of its ``$defs`` (``report``'s ``result``: one
+    line of a sidecar is one result, checked on its own so the message can name the line)."""
     import jsonschema
     from referencing import Registry, Resource
 
@@ -90,7 +92,8 @@ def _validator(name: str) -> Any:
     for format_name, test in _FORMATS.items():
         checker.checks(format_name)(test)
     cls = jsonschema.validators.validator_for(schema(name))
-    return cls(schema(name), registry=Registry().with_resources(resources), format_checker=checker)
+    target = schema(name) if definition is None else {"$ref": f"{schema(name)['$id']}#/$defs/{definition}"}
+    return cls(target, registry=Registry().with_resources(resources), format_checker=checker)
 
 
 def location(path: Iterable[Any]) -> str:
@@ -145,11 +148,12 @@ def _expects(branch: Any) -> str:
     return " or ".join(kinds) if isinstance(kinds, list) else str(kinds)
 
 
-def first_problem(name: str, document: Any) -> str | None:
-    """The first schema violation as one line, or None when ``document`` is valid."""
+def first_problem(name: str, document: Any, definition: str | None = None) -> str | None:
+    """The first schema violation as one line, or None when ``document`` is valid (``definition``:
+    check it against that ``$defs`` entry of the schema instead of the whole schema)."""
     import jsonschema
 
-    errors = list(_validator(name).iter_errors(document))
+    errors = list(_validator(name, definition).iter_errors(document))
     if not errors:
         return None
     error = max(errors, key=jsonschema.exceptions.relevance)

@@ -45,13 +45,14 @@ def _parse(text: str, where: str) -> Any:
         raise ReportError(str(exc)) from None
 
 
-def validate(data: Any, where: str) -> ReportDocument:
+def validate(data: Any, where: str, records_checked: bool = False) -> ReportDocument:
     """Check the report against its schema (``data/schemas/report-1.json``: types and values,
     the embedded environment's too) and that no node id appears twice; raise ReportError naming
     ``where`` and the field.
 
     What a ``ReportDocument`` requires and the file may lack is filled in: a record's ``suite``
     (from its node id), ``reason`` and ``parity``; the report's ``environment`` and ``summary``.
+    ``records_checked``: each record was already checked (a sidecar's, line by line).
     """
     if not isinstance(data, dict):
         raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -59,7 +60,7 @@ def validate(data: Any, where: str) -> ReportDocument:
         raise ReportError(f'{where}: not a pytest-rocm report (no "schema" field)')
     if data["schema"] != SCHEMA:
         raise ReportError(f"{where}: schema is {data['schema']!r:.60}, expected {SCHEMA!r}")
-    problem = first_problem("report", data)
+    problem = first_problem("report", {**data, "results": []} if records_checked else data)
     if problem:
         raise ReportError(f"{where}: {problem}")
     results = data["results"]
@@ -80,8 +81,41 @@ def validate(data: Any, where: str) -> ReportDocument:
     return cast("ReportDocument", data)
 
 
+#: header keys that are the sidecar's own bookkeeping, not report fields
+_SIDECAR_ONLY = ("schema", "pid", SIDECAR_LINE_KIND)
+
+
+def _check_header_fields(fields: dict[str, Any], where: str) -> None:
+    """The report fields of a header or environment line (label, environment, device, scale...),
+    checked against the report schema so a wrong value is named with its line."""
+    document: dict[str, Any] = {k: v for k, v in fields.items() if k not in _SIDECAR_ONLY}
+    if not document.get("label"):  # unlabelled until the environment is known: named at assembly
+        document["label"] = "-"
+    problem = first_problem("report", {**document, "schema": SCHEMA, "results": []})
+    if problem:
+        raise ReportError(f"{where}: {problem}")
+
+
+def _check_record(entry: Any, where: str) -> None:
+    """One result line against the report schema's ``result`` (any JSON value may be on a line)."""
+    if not isinstance(entry, dict):
+        raise ReportError(f"{where}: expected a JSON object (one test's record), got {type(entry).__name__}")
+    problem = first_problem("report", entry, definition="result")
+    if problem:
+        raise ReportError(f"{where}: {problem.removeprefix('document: ')}")
+
+
+def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
+    for nodeid, numbers in lines_of.items():
+        if len(numbers) > 1:
+            raise ReportError(
+                f"{where}: line {numbers[1]}: nodeid {nodeid!r} is also on line {numbers[0]} (one result per test)"
+            )
+
+
 def from_sidecar(text: str, where: str) -> ReportDocument:
-    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error."""
+    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error.
+    Each line is checked on its own, so an error names the line (``FILE: line 7: ...``)."""
     lines = text.split("\n")
     complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
     if not complete:
@@ -90,7 +124,9 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
         got = header.get("schema") if isinstance(header, dict) else type(header).__name__
         raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
+    _check_header_fields(header, f"{where}: line 1")
     results = []
+    lines_of: dict[str, list[int]] = {}
     for number, line in enumerate(complete[1:], start=2):
         if not line.strip():
             continue
@@ -98,13 +134,17 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
         if isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
             if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
                 raise ReportError(
-                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r},"
+                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r:.60},"
                     f" expected {SIDECAR_ENVIRONMENT!r}"
                 )
+            _check_header_fields(entry, f"{where}: line {number}")
             # detected in a child process after the run began: the header's missing fields
             header.update({k: v for k, v in entry.items() if k != SIDECAR_LINE_KIND})
         else:
+            _check_record(entry, f"{where}: line {number}")
+            lines_of.setdefault(entry["nodeid"], []).append(number)
             results.append(entry)
+    _check_unique(lines_of, where)
     # the header's run bookkeeping (pid) is not a report field
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
     # killed before the environment was known (a child detection still running) and no --rocm-label:
@@ -115,7 +155,7 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     document = assemble(label, header.get("environment", {}), results, header.get("created"), **extra)
     document["interrupted"] = True
     document["dropped_partial_line"] = bool(tail.strip())
-    return validate(document, where)
+    return validate(document, where, records_checked=True)
 
 
 def load_report(path: str | Path) -> ReportDocument:

@@ -198,6 +198,49 @@ BAD_REPORTS: list[tuple[str, bytes | str, str]] = [
 ]
 
 
+def sidecar_of(document: dict[str, Any], extra_lines: tuple[Any, ...] = ()) -> bytes:
+    """The sidecar an interrupted run of ``document`` leaves: its header fields on line 1, one
+    record a line, then ``extra_lines`` (any JSON values)."""
+    header = {k: v for k, v in document.items() if k not in ("schema", "results", "summary")}
+    lines: list[Any] = [{"schema": "pytest-rocm/report-sidecar/1", "pid": 1, **header}]
+    lines += document["results"] if isinstance(document["results"], list) else [document["results"]]
+    return "".join(json.dumps(line) + "\n" for line in (*lines, *extra_lines)).encode()
+
+
+def sidecar_with(change: Callable[[dict[str, Any]], Any], *extra_lines: Any) -> bytes:
+    document = copy.deepcopy(REPORT_GOOD)
+    change(document)
+    return sidecar_of(document, extra_lines)
+
+
+def _same(document: dict[str, Any]) -> None:
+    pass
+
+
+#: the line after the last record of REPORT_GOOD's sidecar
+_NEXT = len(REPORT_GOOD["results"]) + 2
+
+BAD_SIDECARS: list[tuple[str, bytes | str, str]] = [
+    ("line-number", sidecar_with(_same, 5), f"line {_NEXT}: expected a JSON object (one test's record), got int"),
+    ("line-string", sidecar_with(_same, "passed"), f"line {_NEXT}: expected a JSON object (one test's record), got str"),
+    ("line-list", sidecar_with(_same, [1, 2]), f"line {_NEXT}: expected a JSON object (one test's record), got list"),
+    ("line-null", sidecar_with(_same, None), f"line {_NEXT}: expected a JSON object (one test's record), got NoneType"),
+    ("record-empty", sidecar_with(_same, {}), f"line {_NEXT}: field 'nodeid' is missing"),
+    ("outcome-list", sidecar_with(_set("results.0.outcome", ["passed"])), "line 2: outcome is ['passed'], expected one of"),
+    ("nodeid-number", sidecar_with(_set("results.1.nodeid", 5)), "line 3: nodeid is 5, expected string"),
+    ("parity-number", sidecar_with(_set("results.0.parity", 5)), "line 2: parity is 5, expected array"),
+    ("parity-figure-text", sidecar_with(_set("results.0.parity.0.max_abs", "big")), "line 2: parity[0].max_abs is 'big'"),
+    ("info-list", sidecar_with(_set("results.0.info", [])), "line 2: info is [], expected object or null"),
+    ("nodeid-twice", sidecar_with(_same, REPORT_GOOD["results"][0]), f"line {_NEXT}: nodeid {REPORT_GOOD['results'][0]['nodeid']!r} is also on line 2"),
+    ("header-number", b"5\n", "line 1: schema is 'int', expected 'pytest-rocm/report-sidecar/1'"),
+    ("header-label", sidecar_with(_set("label", 5)), "line 1: label is 5, expected string"),
+    ("header-environment", sidecar_with(_set("environment", [])), "line 1: environment is [], expected object"),
+    ("header-scale", sidecar_with(_set("scale", 1)), "line 1: scale is 1, expected one of"),
+    ("environment-line-device", sidecar_with(_same, {"sidecar": "environment", "device": 5}), f"line {_NEXT}: device is 5, expected string or null"),
+    ("environment-line-kind", sidecar_with(_same, {"sidecar": []}), f"line {_NEXT}: sidecar is [], expected 'environment'"),
+]  # fmt: skip
+
+
 @dataclass
 class Case:
     id: str
@@ -225,6 +268,15 @@ def _cases() -> list[Case]:
         cases.append(
             Case(f"diff-{name}", ["diff", "{good_report}", "{tmp}/bad.json"], {"bad.json": content}, 2, expect,
                  "rocm-compat diff: {tmp}/bad.json: ")
+        )  # fmt: skip
+    for name, content, expect in BAD_SIDECARS:
+        cases.append(
+            Case(f"table-sidecar-{name}", ["table", "{tmp}/r.json.partial.jsonl"], {"r.json.partial.jsonl": content}, 2,
+                 expect, "rocm-compat table: {tmp}/r.json.partial.jsonl: ")
+        )  # fmt: skip
+        cases.append(
+            Case(f"diff-sidecar-{name}", ["diff", "{good_report}", "{tmp}/r.json.partial.jsonl"],
+                 {"r.json.partial.jsonl": content}, 2, expect, "rocm-compat diff: {tmp}/r.json.partial.jsonl: ")
         )  # fmt: skip
     numbers = [
         ("diff-floor-negative", ["--floor", "-1"], "argument --floor: '-1': the floor must be at least 0"),
@@ -441,3 +493,82 @@ def test_bad_plugin_input_is_one_usage_error_line(
     assert not any("Traceback" in line or "INTERNALERROR" in line for line in result.outlines + result.errlines)
     assert elapsed < LIMIT_S
     assert snapshot(pytester.path) == before
+
+
+# -- the whole class: a JSON value of the wrong type at any level of a report or a sidecar ---------
+def _nodes(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into ``node`` (the first two items of a list; not into the embedded environment,
+    which the environment cases above cover)."""
+    found = [path] if path else []
+    if path[:1] == ("environment",) and len(path) > 1:
+        return found
+    if isinstance(node, dict):
+        items: list[tuple[Any, Any]] = list(node.items())
+    elif isinstance(node, list):
+        items = list(enumerate(node[:2]))
+    else:
+        items = []
+    for key, value in items:
+        found += _nodes(value, (*path, key))
+    return found
+
+
+def _rich_report() -> dict[str, Any]:
+    """REPORT_GOOD with the optional parts a reader uses on its first record: perf, a known issue,
+    attempts, the accelerator flag, a parity record's counts (shapes as docs/report.md gives them)."""
+    document = copy.deepcopy(REPORT_GOOD)
+    first = document["results"][0]
+    first["perf"] = {
+        "median_s": 0.001,
+        "spread": 0.02,
+        "reps": 5,
+        "work": {"flops": 1e9},
+        "throughput": 1e12,
+        "unit": "FLOP/s",
+        "peak_fraction": 0.01,
+        "dtype": "float16",
+        "backend": {"blas": "hipblaslt"},
+    }
+    first["info"] = {
+        "issue": {"url": "https://github.com/pytorch/pytorch/issues/1", "seen_on": "rocm6.2", "fixed_in": "2.7"},
+        "dims": {"m": 1},
+    }
+    first["attempts"], first["accelerator"] = 2, True
+    first["parity"][0].update({"n_bad": 3, "numel": 10, "normwise_tol": 0.01, "name": "out"})
+    document["scale"] = "ci"
+    return document  # fmt: skip
+
+
+#: one of each JSON type (a bool is an int to Python; -1 and [5] are cases of these for a reader)
+WRONG_VALUES: list[Any] = [5, "x", [], {}, None]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("form", ["report", "sidecar"])
+def test_a_wrong_value_anywhere_is_one_line_never_a_traceback(
+    form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rich = _rich_report()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(rich))
+    bad = tmp_path / ("bad.json" if form == "report" else "bad.json.partial.jsonl")
+    for path in _nodes(rich):
+        for value in WRONG_VALUES:
+            document = copy.deepcopy(rich)
+            node: Any = document
+            for part in path[:-1]:
+                node = node[part]
+            node[path[-1]] = value
+            bad.write_bytes(json.dumps(document).encode() if form == "report" else sidecar_of(document))
+            # the sidecar's lines are read by the same loader: one command shows it (the report
+            # form runs the comparison too, which reads every field)
+            commands = [["table", str(bad)]] + ([["diff", str(good), str(bad)]] if form == "report" else [])
+            for argv in commands:
+                status = cli.main(argv)
+                out, err = capsys.readouterr()
+                where = f"{path} = {value!r}: {argv[0]}"
+                assert status in (0, 1, 2), where
+                assert "Traceback" not in out + err, where
+                if status == 2:
+                    lines = [line for line in err.splitlines() if line.strip()]
+                    assert len(lines) == 1 and lines[0].startswith(f"rocm-compat {argv[0]}: {bad}: "), (where, lines)
