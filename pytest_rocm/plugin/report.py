@@ -40,6 +40,13 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def report_origin(config: pytest.Config, path: Path) -> str:
+    """The report path named with where it came from (option, variable or ini file), for errors."""
+    from pytest_rocm.plugin.options import named
+
+    return named(state.get_state(config).settings.report_source or "--rocm-report", path)
+
+
 # -- hooks ------------------------------------------------------------------------------------------
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,14 +57,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
     if not is_worker(config):
         report_path = Path(path)
+        where = report_origin(config, report_path)
         problem = files.unwritable(report_path)
         if problem:
-            raise pytest.UsageError(f"--rocm-report {report_path}: cannot write ({problem})")
+            raise pytest.UsageError(f"{where}: cannot write ({problem})")
         writer = ReportWriter(config, report_path)
         try:  # before any test runs: a second run on this report path is refused, not interleaved
             writer.sidecar = files.Sidecar(files.sidecar_path(report_path))
         except files.UnsafeTarget as exc:
-            raise pytest.UsageError(f"--rocm-report {report_path}: {exc}") from None
+            raise pytest.UsageError(f"{where}: {exc}") from None
         config.pluginmanager.register(writer, "rocm-report-writer")
         # the report needs the environment, the tests perhaps never: detect on another core meanwhile
         state.prefetch(config)

@@ -422,6 +422,8 @@ class PytestCase:
     ini: str = ""
     files: dict[str, bytes | str] = field(default_factory=dict)
     expect: str = ""
+    #: a pyproject.toml instead of the tox.ini of ``ini`` (its whole text)
+    toml: str = ""
 
 
 PYTEST_CASES = [
@@ -439,7 +441,18 @@ PYTEST_CASES = [
     PytestCase("report-device", ["--rocm-report=r.json"], files={"r.json": DEVICE}, expect="--rocm-report r.json: cannot write (r.json is a character device"),
     PytestCase("report-folder", ["--rocm-report=r.json"], files={"r.json": FOLDER}, expect="--rocm-report r.json: cannot write (r.json is a directory"),
     PytestCase("report-sidecar-fifo", ["--rocm-report=r.json"], files={"r.json.partial.jsonl": FIFO}, expect="cannot write (r.json.partial.jsonl is a FIFO"),
-    PytestCase("report-variable-device", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": DEVICE}, expect="cannot write (r.json is a character device"),
+    PytestCase("report-variable-device", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": DEVICE}, expect="PYTEST_ROCM_REPORT=r.json: cannot write (r.json is a character device"),
+    PytestCase("report-variable-fifo", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": FIFO}, expect="PYTEST_ROCM_REPORT=r.json: cannot write (r.json is a FIFO"),
+    PytestCase("report-ini-fifo", [], ini="rocm_report = r.json", files={"r.json": FIFO}, expect="rocm_report in tox.ini=r.json: cannot write (r.json is a FIFO"),
+    PytestCase("report-toml-folder", [], toml='[tool.pytest]\nrocm_report = "r.json"\n', files={"r.json": FOLDER}, expect="rocm_report in pyproject.toml=r.json: cannot write (r.json is a directory"),
+    PytestCase("report-toml-number", [], toml="[tool.pytest]\nrocm_report = 5\n", expect="rocm_report in pyproject.toml=5: expected a string, not an integer"),
+    PytestCase("gfx-toml-list", [], toml='[tool.pytest]\nrocm_gfx = ["gfx1100", "gfx11OO"]\n', expect="rocm_gfx in pyproject.toml='gfx1100,gfx11OO': bad architecture pattern 'gfx11OO'"),
+    PytestCase("gfx-toml-ini-options-list", [], toml='[tool.pytest.ini_options]\nrocm_gfx = ["gfx11OO"]\n', expect="rocm_gfx in pyproject.toml='gfx11OO': bad architecture pattern 'gfx11OO'"),
+    PytestCase("gfx-toml-list-of-numbers", [], toml="[tool.pytest]\nrocm_gfx = [1100]\n", expect="rocm_gfx in pyproject.toml=[1100]: expected a string or a list of strings, not a list"),
+    PytestCase("plan-rocm-toml-number", [], toml="[tool.pytest]\nrocm_plan_rocm = 6.2\n", expect="rocm_plan_rocm in pyproject.toml=6.2: expected a string, not a number (write rocm_plan_rocm = '6.2')"),
+    PytestCase("label-toml-list", [], toml='[tool.pytest]\nrocm_label = ["a", "b"]\n', expect="rocm_label in pyproject.toml=['a', 'b']: expected a string, not a list"),
+    PytestCase("require-gpu-toml-number", [], toml="[tool.pytest]\nrocm_require_gpu = 1\n", expect="rocm_require_gpu in pyproject.toml=1: expected a string, not an integer"),
+    PytestCase("timeout-toml-number", ["-p", "pytest_timeout"], toml="[tool.pytest]\ntimeout = 5\n", expect="timeout in pyproject.toml=5: expected a string, not an integer (write timeout = '5')"),
     PytestCase("label-empty", ["--rocm-label="], expect="--rocm-label='': an empty label names nothing"),
     PytestCase("label-newline", ["--rocm-label=a\nb"], expect="--rocm-label='a\\nb': a label cannot contain control characters"),
     PytestCase("env-empty", ["--rocm-env="], expect="--rocm-env='': an empty path names no file"),
@@ -481,6 +494,8 @@ def test_bad_plugin_input_is_one_usage_error_line(
     pytester.makepyfile(test_x="def test_a(): pass\n")
     if case.ini:
         pytester.makeini(f"[pytest]\n{case.ini}\n")
+    if case.toml:
+        pytester.makepyprojecttoml(case.toml)
     _make(pytester.path, case.files)
     before = snapshot(pytester.path)
     start = time.monotonic()
