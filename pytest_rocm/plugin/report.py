@@ -20,6 +20,7 @@ from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.report import collection, files
 from pytest_rocm.report import records as report
+from pytest_rocm.report.features import row_of
 
 
 # -- bridges to the core plugin (options.py resolves precedence and publishes to config.option) ----
@@ -130,6 +131,8 @@ class ReportWriter:
         self.claimed = False
         #: why the earlier report was kept (the terminal summary says it), else ""
         self.kept = ""
+        #: how the xdist worker of a crashed test ended (``killed by SIGSEGV (signal 11)``), per test
+        self.deaths: dict[str, str] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -184,7 +187,26 @@ class ReportWriter:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        """Serial runs only (an xdist controller runs no test itself; xdist names a dead worker's
+        test): the test's name goes to the sidecar as it starts, so a crash of the whole process
+        leaves its row (``report.load.from_sidecar``)."""
+        if self.sidecar is not None:
+            self.sidecar.append_running(item.nodeid, *self._row(item))
+
+    def _row(self, item: pytest.Item) -> tuple[str, str]:
+        try:
+            marker = feature_of(item)  # the parsed-marker cache: no second parse
+        except MarkerError:
+            marker = None
+        return row_of(item.nodeid, marker, self.device_tokens)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if str(report.when) == "???":  # xdist: the worker died running it; its exit status says how
+            from pytest_rocm.plugin.xdist import worker_exit_status
+
+            self.deaths[report.nodeid] = worker_exit_status(getattr(report, "node", None))
         self.pending.setdefault(report.nodeid, []).append(report)
         if report.when in ("teardown", "???"):
             if report.when == "teardown" and any(p.outcome == "rerun" for p in self.pending[report.nodeid]):
@@ -219,7 +241,8 @@ class ReportWriter:
         start = self.started.pop(nodeid, None)
         elapsed = time.monotonic() - start if start is not None else None
         attempts = self.reruns.pop(nodeid, 0) + 1
-        self._record(report.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
+        died = self.deaths.pop(nodeid, None)
+        self._record(report.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts, died))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -11,11 +11,13 @@ from typing import Any, cast
 
 from pytest_rocm.env.schemas import first_problem
 from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
+from pytest_rocm.report.deaths import crashed_record
 from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.records import (
     SCHEMA,
     SIDECAR_ENVIRONMENT,
     SIDECAR_LINE_KIND,
+    SIDECAR_RUNNING,
     SIDECAR_SCHEMA,
     ReportDocument,
     assemble,
@@ -105,6 +107,15 @@ def _check_record(entry: Any, where: str) -> None:
         raise ReportError(f"{where}: {problem.removeprefix('document: ')}")
 
 
+def _running_test(entry: dict[str, Any], where: str) -> dict[str, str]:
+    """A ``running`` line: the test a serial run started (nodeid, feature, suite)."""
+    fields = {k: entry.get(k) for k in ("nodeid", "feature", "suite")}
+    for key, value in fields.items():
+        if not isinstance(value, str) or not value:
+            raise ReportError(f"{where}: {key} is {value!r:.60}, expected a non-empty string")
+    return cast("dict[str, str]", fields)
+
+
 def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
     for nodeid, numbers in lines_of.items():
         if len(numbers) > 1:
@@ -113,9 +124,14 @@ def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
             )
 
 
-def from_sidecar(text: str, where: str) -> ReportDocument:
+def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocument:
     """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error.
-    Each line is checked on its own, so an error names the line (``FILE: line 7: ...``)."""
+    Each line is checked on its own, so an error names the line (``FILE: line 7: ...``).
+
+    A test a serial run started (its ``running`` line) and never finished is the row of the
+    crash: ``crashed``, its reason saying how the process ended when ``ended`` says it
+    (``killed by SIGSEGV (signal 11)``: the caller waited for the process), else that it is not
+    recorded."""
     lines = text.split("\n")
     complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
     if not complete:
@@ -127,15 +143,18 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     _check_header_fields(header, f"{where}: line 1")
     results = []
     lines_of: dict[str, list[int]] = {}
+    running: dict[str, str] | None = None  # the test started last and not yet finished
     for number, line in enumerate(complete[1:], start=2):
         if not line.strip():
             continue
         entry = _parse(line, f"{where}: line {number}")
-        if isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
+        if isinstance(entry, dict) and entry.get(SIDECAR_LINE_KIND) == SIDECAR_RUNNING:
+            running = _running_test(entry, f"{where}: line {number}")
+        elif isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
             if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
                 raise ReportError(
                     f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r:.60},"
-                    f" expected {SIDECAR_ENVIRONMENT!r}"
+                    f" expected {SIDECAR_ENVIRONMENT!r} or {SIDECAR_RUNNING!r}"
                 )
             _check_header_fields(entry, f"{where}: line {number}")
             # detected in a child process after the run began: the header's missing fields
@@ -144,6 +163,10 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
             _check_record(entry, f"{where}: line {number}")
             lines_of.setdefault(entry["nodeid"], []).append(number)
             results.append(entry)
+            if running is not None and running["nodeid"] == entry["nodeid"]:
+                running = None
+    if running is not None and running["nodeid"] not in lines_of:
+        results.append(crashed_record(running["nodeid"], running["feature"], running["suite"], ended))
     _check_unique(lines_of, where)
     # the header's run bookkeeping (pid) is not a report field
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
@@ -158,12 +181,13 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     return validate(document, where, records_checked=True)
 
 
-def load_report(path: str | Path) -> ReportDocument:
-    """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated."""
+def load_report(path: str | Path, ended: str | None = None) -> ReportDocument:
+    """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated;
+    ``ended``: how the run's process ended, for the row of a test it died in (``from_sidecar``)."""
     path = Path(path)
     text = _read_text(path)
     if path.suffix == ".jsonl":
-        return from_sidecar(text, str(path))
+        return from_sidecar(text, str(path), ended)
     return validate(_parse(text, str(path)), str(path))
 
 

@@ -38,6 +38,9 @@ SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
 #: ``environment``: the header fields known only after the run began (detected in a child process)
 SIDECAR_LINE_KIND = "sidecar"
 SIDECAR_ENVIRONMENT = "environment"
+#: the other kind, in a serial run: the test that starts now (``nodeid``, ``feature``, ``suite``),
+#: so a process that dies during it leaves its name (``report.deaths``)
+SIDECAR_RUNNING = "running"
 #: user_properties key through which a worker hands the ``feature`` marker's name to the controller
 FEATURE_PROPERTY = "rocm_feature"
 #: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
@@ -160,20 +163,23 @@ def _failure_outcome(report: Any, fallback: Outcome) -> tuple[Outcome, str | Non
 
 
 def outcome_of(
-    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None, died: str | None = None
 ) -> tuple[Outcome, str | None]:
     """Map one test's phase reports (setup, call, teardown, or xdist's crash report) to an outcome.
 
     A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
     thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
+    ``died``: how the worker ended (``killed by SIGSEGV (signal 11)``, ``report.deaths``), added
+    to the reason.
     """
     by_when = {p.when: p for p in phases}  # the last report of each phase
     crash = by_when.get("???")
     if crash is not None:
+        how = f": {died}" if died else ""
         # the controller sees the start a little late: allow a small margin below the timeout
         if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
-            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
-        return "crashed", reason_of(crash) or "worker crashed"
+            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout{how}"
+        return "crashed", (reason_of(crash) or "worker crashed") + how
     setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
     if setup is not None and setup.failed:
         return _failure_outcome(setup, "error")
@@ -231,8 +237,10 @@ def build_record(
     timeout: float | None = None,
     device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS,
     attempts: int = 1,
+    died: str | None = None,
 ) -> ResultRecord:
-    """The report record of one test from the phase reports of its last attempt."""
+    """The report record of one test from the phase reports of its last attempt (``died``: how
+    the xdist worker that ran it ended, when it crashed)."""
     parity: list[Any] = []
     info: dict[str, Any] = {}
     marker_feature = None
@@ -251,7 +259,7 @@ def build_record(
             perf = jsonable(value)
         elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
             timeout = float(value)  # the test's own timeout marker overrides the session's
-    outcome, reason = outcome_of(phases, elapsed, timeout)
+    outcome, reason = outcome_of(phases, elapsed, timeout, died)
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)
