@@ -325,3 +325,17 @@ def test_a_test_started_and_never_finished_is_the_crashed_row(tmp_path: Path) ->
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"nodeid": "a.py::second", "feature": "marked/second", "outcome": "failed"}) + "\n")
     assert [r["outcome"] for r in report_load.load_report(path)["results"]] == ["passed", "failed"]
+
+
+def test_a_crashed_row_says_how_the_worker_ended() -> None:
+    from pytest_rocm.report.deaths import how_it_ended
+
+    assert how_it_ended(-11) == "killed by SIGSEGV (signal 11)"
+    assert how_it_ended(-6) == "killed by SIGABRT (signal 6)" and how_it_ended(-9) == "killed by SIGKILL (signal 9)"
+    assert how_it_ended(3) == "exit status 3" and how_it_ended(-200) == "killed by an unknown signal (signal 200)"
+    crash = [phase("???", "failed", "worker 'gw1' crashed while running 'a.py::t'")]
+    record = report.build_record("a.py::t", crash, died="killed by SIGSEGV (signal 11)")
+    assert record["outcome"] == "crashed"
+    assert record["reason"] == "worker 'gw1' crashed while running 'a.py::t': killed by SIGSEGV (signal 11)"
+    timed = report.build_record("a.py::t", crash, elapsed=3.0, timeout=2.0, died="exit status 1")
+    assert timed["outcome"] == "timeout" and timed["reason"].endswith("over the 2s timeout: exit status 1")
