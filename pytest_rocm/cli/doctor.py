@@ -1,6 +1,7 @@
 """``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
 
-Exit status: 0 no failing check, 1 a failing check, 2 bad input.
+Exit status: 0 no failing check, 1 a failing check, 2 bad input. ``--knowledge-age``: 1 when a
+bundled fact names no source.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pytest_rocm.doctor.checks import diagnose
 from pytest_rocm.doctor.render import (
     errors_table,
     probe_extras,
+    probe_index,
     render_text,
 )
 from pytest_rocm.env.model import Environment, EnvironmentFileError
@@ -28,6 +30,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="diagnose a recorded environment (rocm-compat env --json) instead of this machine",
     )
     parser.add_argument(
+        "--knowledge-age",
+        action="store_true",
+        help="list the bundled facts last dated more than a year ago, the undated ones and any without a source",
+    )
+    parser.add_argument(
         "--errors-table",
         action="store_true",
         help="print the table of known errors and the check that catches each (Markdown)",
@@ -38,6 +45,14 @@ def run(args: argparse.Namespace) -> int:
     if args.errors_table:
         print(errors_table())
         return 0
+    if args.knowledge_age:
+        import datetime as dt
+
+        from pytest_rocm.doctor.sources import audit, render_age
+
+        entries, unsourced = audit()
+        print(render_age(entries, unsourced, dt.datetime.now(dt.timezone.utc).date()))
+        return 1 if unsourced else 0
     from pytest_rocm.env.seam import Seam, SysrootError
 
     try:
@@ -52,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
     # the probes beyond the Environment (PCI bus, MIOpen cache) describe this machine, not a recording's
-    checks = diagnose(env, None if args.env else probe_extras(seam, env))
+    # was this torch build published: PyTorch's index answers when it can be reached (here only:
+    # the pytest header never waits on a network), the bundled snapshot when not
+    extras = probe_index(seam, env, None if args.env else probe_extras(seam, env))
+    checks = diagnose(env, extras)
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:

@@ -128,7 +128,7 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
     else:
         wheel_index, note, carried = wheel_advice(env)
         fix = (
-            f"no override is known to work for {hardware}: "
+            f"no {'usual ' if arch.reported_override(hardware) else ''}override is known to work for {hardware}: "
             + (
                 f"pip install torch --index-url {wheel_index} (its wheels carry {hardware}"
                 + (f"; {note})" if note else ")")
@@ -136,6 +136,12 @@ def check_gfx_in_build(env: Environment, extras: Extras) -> Check:
             if carried
             else f"{note}; or build torch from source with PYTORCH_ROCM_ARCH={hardware}"
         )
+        reported = arch.reported_override(hardware)
+        if reported and arch.parse_override(reported) in built_gfx(env):
+            fix += (
+                f"; reported to work as a last resort: export HSA_OVERRIDE_GFX_VERSION={reported} "
+                f"(runs {arch.parse_override(reported)} code)"
+            )
     return Check("gfx-in-build", "fail", evidence, fix)
 
 
@@ -210,25 +216,40 @@ def check_mixed_gfx(env: Environment, extras: Extras) -> Check:
 
 
 def check_pair(env: Environment, extras: Extras) -> Check:
+    """Whether PyTorch published this torch build for this ROCm: asked of PyTorch's index when
+    ``rocm-compat doctor`` could reach it, else from the bundled snapshot (the line says which)."""
+    origin = wheels.build_origin(env.torch)
     pair = torch_rocm_pair(env)
-    if pair is None:
+    if origin is None or pair is None:
         return Check("torch-rocm-pair", "skipped", "not a ROCm wheel with a +rocmX.Y version")
-    minor, rocm = pair
-    build = wheels.amd_build(env.torch)
-    if build is not None:
-        return Check("torch-rocm-pair", "ok", f"{env.torch} is one of {build.what}: paired with its ROCm at build time")
-    if ".dev" in (env.torch or ""):
+    answer = extras.torch_on_index
+    if answer is not None and answer.published:
+        return Check("torch-rocm-pair", "ok", f"{env.torch} is on {answer.said_by()}")
+    if origin.kind == "amd":
+        return Check(
+            "torch-rocm-pair", "ok", f"{env.torch} is one of {origin.what}: paired with its ROCm at build time"
+        )
+    if origin.kind == "pytorch-nightly":
         return Check("torch-rocm-pair", "ok", f"{env.torch} is a PyTorch nightly: paired at build time")
+    if origin.kind == "other":
+        return Check("torch-rocm-pair", "ok", f"{env.torch} is {origin.what}: PyTorch's published pairs do not apply")
+    minor, rocm = pair
     published = wheels.published_pairs().get(minor)
+    fix = f"pip install torch=={minor}.* --index-url {ROCM_INDEX.format(published[-1])}" if published else None
+    if answer is not None:
+        return Check(
+            "torch-rocm-pair", "warn", f"{env.torch} is not on {answer.said_by()}: PyTorch never published it", fix
+        )
+    said = f"the bundled snapshot of {wheels.snapshot_date()}" + (f"; {extras.index_note}" if extras.index_note else "")
     if published is None:
-        return Check("torch-rocm-pair", "skipped", f"no data on the ROCm wheels of torch {minor}")
+        return Check("torch-rocm-pair", "skipped", f"no data on the ROCm wheels of torch {minor} ({said})")
     if any(rocm == p or rocm.startswith(p + ".") or p.startswith(rocm + ".") for p in published):
-        return Check("torch-rocm-pair", "ok", f"torch {minor} was published for ROCm {rocm}")
+        return Check("torch-rocm-pair", "ok", f"torch {minor} was published for ROCm {rocm} ({said})")
     return Check(
         "torch-rocm-pair",
         "warn",
-        f"torch {minor} was never published for ROCm {rocm} (published: {', '.join(published)})",
-        f"pip install torch=={minor}.* --index-url {ROCM_INDEX.format(published[-1])}",
+        f"torch {minor} was never published for ROCm {rocm} (published: {', '.join(published)}; {said})",
+        fix,
     )
 
 

@@ -39,7 +39,14 @@ from pytest_rocm.doctor.machine import (
     check_wsl,
 )
 from pytest_rocm.doctor.model import MARKS, PROBLEMS, STATUSES, Check, CheckStatus, Extras
-from pytest_rocm.doctor.stack import check_multi_gpu, check_rocm_libraries, check_triton, check_variables
+from pytest_rocm.doctor.stack import (
+    check_install_path,
+    check_multi_gpu,
+    check_rocblas_targets,
+    check_rocm_libraries,
+    check_triton,
+    check_variables,
+)
 from pytest_rocm.env.model import Environment
 
 __all__ = [
@@ -77,6 +84,8 @@ CHECKS: tuple[CheckFunction, ...] = (
     check_igpu,
     check_mixed_gfx,
     check_pair,
+    check_install_path,
+    check_rocblas_targets,
     check_triton,
     check_rocm_libraries,
     check_miopen,

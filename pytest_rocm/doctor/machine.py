@@ -4,6 +4,8 @@ torch. These are ``SYSTEM_CHECKS``: the pytest header runs them before any test 
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from pytest_rocm.doctor.facts import (
     amd_present,
     amd_seen,
@@ -20,6 +22,25 @@ from pytest_rocm.env import arch, overrides
 from pytest_rocm.env.model import Environment
 
 
+def _dxg_advice(env: Environment) -> str:
+    """The HSA_ENABLE_DXG_DETECTION part of the WSL fix: needed from ROCm 7.0 until 7.13 made
+    /dev/dxg detection the default."""
+    if env.variables.get("HSA_ENABLE_DXG_DETECTION"):
+        return ""
+    facts = knowledge()["wsl_rocm7"]
+    rocm = env.system.rocm_version or env.rocm
+    try:
+        version = Version(rocm.split("-")[0]) if rocm else None
+    except InvalidVersion:
+        version = None
+    needed, default = facts["needed_from"], facts["default_from"]
+    if version is None:
+        return f"; with ROCm {needed} up to the release before {default} also export HSA_ENABLE_DXG_DETECTION=1"
+    if Version(needed) <= version < Version(default):
+        return f"; ROCm {rocm} also needs export HSA_ENABLE_DXG_DETECTION=1 (the default from ROCm {default})"
+    return ""
+
+
 def check_wsl(env: Environment, extras: Extras) -> Check:
     if not env.system.wsl:
         return Check("wsl", "ok", "not running under WSL")
@@ -28,12 +49,7 @@ def check_wsl(env: Environment, extras: Extras) -> Check:
         "warn",
         "running under WSL: there is no /dev/kfd, GPUs are reached through /dev/dxg",
         "WSL needs AMD's WSL stack: the WSL-enabled Adrenalin driver, ROCm for WSL and the torch "
-        "wheels AMD lists for WSL (pytorch.org wheels report 'No HIP GPUs are available' there)"
-        + (
-            ""
-            if env.variables.get("HSA_ENABLE_DXG_DETECTION")
-            else "; with ROCm 7.x also export HSA_ENABLE_DXG_DETECTION=1"
-        ),
+        "wheels AMD lists for WSL (pytorch.org wheels report 'No HIP GPUs are available' there)" + _dxg_advice(env),
     )
 
 

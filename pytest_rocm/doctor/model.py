@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from pytest_rocm.env.index import IndexAnswer
+
 #: ok: nothing wrong; warn: a run works but misleads or is fragile; fail: a run breaks;
 #: skipped: the check does not apply here, or lacks the facts to judge
 CheckStatus = Literal["ok", "warn", "fail", "skipped"]
@@ -62,3 +64,9 @@ class Extras:
     #: (None: not probed): the accelerator check and the install line tell an NVIDIA box from a CPU one
     pci_nvidia_gpus: list[str] = field(default_factory=list)
     nvidia_driver: bool | None = None
+    #: what PyTorch's index said of the installed torch build (None: not asked, or no answer)
+    torch_on_index: IndexAnswer | None = None
+    #: why the index was not asked or gave no answer (``offline``, ``unreachable``); None when it answered
+    index_note: str | None = None
+    #: where the libraries live (``torch``: its folder; ``the Python environment``: sys.prefix); empty: not probed
+    install_paths: dict[str, str] = field(default_factory=dict)

@@ -49,6 +49,33 @@ def probe_extras(seam: Any, env: Environment) -> Extras:
     path = path.replace("~", home, 1) if path.startswith("~") else path
     extras.miopen_path = path
     extras.miopen_writable = _writable(seam.path(path))
+    torch_dir = seam.module_dir("torch") if hasattr(seam, "module_dir") else None
+    prefix = seam.python_prefix() if hasattr(seam, "python_prefix") else None
+    extras.install_paths = {k: v for k, v in (("torch", torch_dir), ("the Python environment", prefix)) if v}
+    return extras
+
+
+def probe_index(seam: Any, env: Environment, extras: Extras | None = None) -> Extras:
+    """Ask PyTorch's index whether the installed torch build is one of its wheels (``rocm-compat
+    doctor`` only: the pytest header never waits on a network). Offline with PYTEST_ROCM_OFFLINE=1."""
+    from pytest_rocm.env import index, wheels
+
+    extras = extras or Extras()
+    origin = wheels.build_origin(env.torch)
+    if origin is None or env.torch is None or origin.kind not in ("pytorch-release", "amd"):
+        return extras
+    local = env.torch.split("+", 1)[1]
+    if origin.amd is not None and origin.amd.id != "amd-release":
+        return extras  # a nightly or a git build: no PyTorch index can hold it
+    environ = seam.environ
+    if index.is_offline(environ):
+        extras.index_note = f"the index was not asked ({index.OFFLINE_VARIABLE}=1)"
+        return extras
+    base = f"{index.pytorch_index(environ).rstrip('/')}/{local}"
+    answer = index.lookup(base, "torch", env.torch, cache_dir=index.default_cache_dir(environ))
+    if answer is None:
+        extras.index_note = f"{base} could not be reached"
+    extras.torch_on_index = answer
     return extras
 
 

@@ -7,6 +7,8 @@ Knowledge (the variable names, the libraries per gfx, the RCCL fixes) comes from
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from pytest_rocm.doctor.facts import apu_gfxs, hardware_gfxs, knowledge
 from pytest_rocm.doctor.model import Check, Extras
 from pytest_rocm.env import arch, wheels
@@ -49,7 +51,7 @@ def check_triton(env: Environment, extras: Extras) -> Check:
 
 def _is_therock(env: Environment) -> bool:
     build = wheels.amd_build(env.torch)
-    return build is not None and build.id in ("therock-nightly", "amd-multi-arch", "amd-windows")
+    return build is not None and build.id in ("therock-nightly", "amd-release")
 
 
 def check_rocm_libraries(env: Environment, extras: Extras) -> Check:
@@ -100,3 +102,57 @@ def check_multi_gpu(env: Environment, extras: Extras) -> Check:
         f"add {cmdline_fix} to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, sudo update-grub and reboot; or "
         f"export {variable_fix} (slower: no peer-to-peer copies)",
     )
+
+
+def _rocm_release(env: Environment) -> Version | None:
+    """The ROCm the torch build runs on (its bundled libraries), else the system's."""
+    for value in (env.rocm, env.system.rocm_version):
+        if value:
+            try:
+                return Version(Version(value.split("-")[0]).base_version)
+            except InvalidVersion:
+                continue
+    return None
+
+
+def check_install_path(env: Environment, extras: Extras) -> Check:
+    """A space in the libraries' path: ROCm 6.x then finds no code object (fixed in ROCm 7.0)."""
+    facts = knowledge()["space_in_path"]
+    rocm = _rocm_release(env)
+    if env.hip is None or rocm is None:
+        return Check("install-path", "skipped", "not a ROCm build of torch with a known ROCm version")
+    if not extras.install_paths:
+        return Check("install-path", "skipped", "the install paths were not probed (a recorded environment)")
+    spaced = [(what, path) for what, path in extras.install_paths.items() if " " in path]
+    if not spaced:
+        return Check("install-path", "ok", "no space in the paths of torch and the Python environment")
+    what, path = spaced[0]
+    if rocm >= Version(facts["fixed_in"]):
+        return Check("install-path", "ok", f"{what} is in {path!r} (a space), which ROCm {rocm} handles")
+    return Check(
+        "install-path",
+        "fail",
+        f"{what} is in {path!r}, a path with a space: ROCm {rocm} then finds no code object ('HIP error: no "
+        f"kernel image is available for execution on the device'; ROCm/ROCm#4329, fixed in ROCm {facts['fixed_in']})",
+        "recreate the virtual environment (or move the install) under a path without spaces",
+    )
+
+
+def check_rocblas_targets(env: Environment, extras: Extras) -> Check:
+    """A gfx whose rocBLAS kernels the installed ROCm no longer ships (gfx906 from ROCm 6.4)."""
+    rocm = _rocm_release(env)
+    if env.hip is None or rocm is None:
+        return Check("rocblas-targets", "skipped", "not a ROCm build of torch with a known ROCm version")
+    dropped = knowledge()["rocblas_dropped"]["list"]
+    for gfx in sorted(set(hardware_gfxs(env))):
+        entry = dropped.get(gfx)
+        if entry is not None and rocm >= Version(entry["from"]):
+            return Check(
+                "rocblas-targets",
+                "fail",
+                f"{gfx}: rocBLAS of ROCm {rocm} ships no kernels for it (dropped in ROCm {entry['from']}): every "
+                f"GEMM fails with '{entry['error']}'",
+                f"use a torch built on ROCm {entry['last_good']} (pip install torch --index-url "
+                f"https://download.pytorch.org/whl/rocm{entry['last_good']})",
+            )
+    return Check("rocblas-targets", "ok", f"rocBLAS of ROCm {rocm} ships kernels for this machine's GPUs")

@@ -12,6 +12,10 @@ be built for; their member lists are data (``generic`` in gfx.json), never deriv
 The runtime's own rules are followed where they decide something: ``HSA_OVERRIDE_GFX_VERSION`` is
 read as libhsakmt reads it (``env.overrides.scan_override``), and a KFD ``gfx_target_version``
 must decode to a gfx name.
+
+Why this module is long: it is the one vocabulary of architecture names. Patterns validate and
+match against names, families, generic targets and their features, and all of them read one data
+file; split in two, each half would import the other.
 """
 
 from __future__ import annotations
@@ -140,14 +144,34 @@ def wave_size(gfx: str) -> int | None:
     return _data()["families"][family]["wave_size"] if family else None
 
 
+def wave_sizes(gfx: str) -> list[int]:
+    """Every wavefront size the family supports, its default first (gfx13: [32, 64]; rdna3: [32])."""
+    family = family_of(gfx)
+    if family is None:
+        return []
+    entry = _data()["families"][family]
+    return [int(w) for w in entry.get("wave_sizes", [entry["wave_size"]])]
+
+
+def name_disputes(gfx: str) -> list[str]:
+    """Product names the sources put on this gfx and on another one (``Radeon 840M``, gfx1152 or gfx1153)."""
+    base = split_arch(gfx)[0]
+    disputes = _data().get("name_disputes", {})
+    return [name for name, entry in disputes.items() if not name.startswith("_") and base in entry["candidates"]]
+
+
 def marketing_names(gfx: str) -> list[str]:
     entry = _entry(gfx)
     return list(entry["names"]) if entry else []
 
 
 def marketing_name(gfx: str) -> str | None:
-    """``gfx1100`` -> ``Radeon RX 7900 XTX/XT/GRE, Radeon PRO W7900/W7800``; None when unknown."""
+    """``gfx1100`` -> ``Radeon RX 7900 XTX/XT/GRE, Radeon PRO W7900/W7800``; None when unknown. A name the
+    sources dispute is shown with its candidates: ``Radeon 840M (disputed: gfx1152 or gfx1153)``."""
     names = marketing_names(gfx)
+    for name in name_disputes(gfx):
+        candidates = _data()["name_disputes"][name]["candidates"]
+        names.append(f"{name} (disputed: {' or '.join(candidates)})")
     return ", ".join(names) if names else None
 
 
@@ -159,6 +183,13 @@ def override_for(gfx: str) -> str | None:
     """
     entry = _entry(gfx)
     return entry.get("override") if entry else None
+
+
+def reported_override(gfx: str) -> str | None:
+    """An override users report working for this gfx where no build carries it (gfx1152 -> 11.5.0):
+    weaker evidence than :func:`override_for`, so it is named as a last resort and decides nothing."""
+    entry = _entry(gfx)
+    return entry.get("override_reported") if entry else None
 
 
 def therock_excludes(gfx: str) -> list[str]:
@@ -185,6 +216,31 @@ def generic_of(gfx: str) -> str | None:
         if base in members:
             return str(name)
     return None
+
+
+#: the features a target ID may carry (LLVM "target ID" syntax: ``gfx90a:sramecc+:xnack-``); the
+#: other features of LLVM's generic-processor table (wavefrontsize64, cumode) are -mattr options
+TARGET_ID_FEATURES = ("sramecc", "xnack")
+
+
+def generic_features(name: str) -> list[str] | None:
+    """The features LLVM supports for a generic target (``gfx9-4-generic`` -> [xnack, sramecc]);
+    None when LLVM's table has no row for it (then no feature may be written in its name)."""
+    features = _data()["generic_features"].get(split_arch(name)[0])
+    return None if features is None else list(features)
+
+
+def _validate_generic(pattern: str, p: str) -> str:
+    """A generic target, with the target-ID features LLVM allows for it (``gfx9-4-generic:sramecc+``)."""
+    base, features = split_arch(p)
+    allowed = [f for f in generic_features(base) or [] if f in TARGET_ID_FEATURES]
+    for name in features:
+        if name not in allowed:
+            can = f"it takes {' and '.join(allowed)}" if allowed else "it takes no target-ID feature"
+            raise ValueError(f"{pattern.strip()!r}: LLVM lists no {name} feature for {base} ({can})")
+    if len(features) != p.count(":"):
+        raise ValueError(f"{pattern.strip()!r}: a feature is written name+ or name- (gfx9-4-generic:sramecc+)")
+    return p
 
 
 def override_kinship(hardware: str, target: str) -> str | None:
@@ -237,8 +293,10 @@ def validate_pattern(pattern: str) -> str:
     p = pattern.strip().lower()
     if not p:
         raise ValueError("empty architecture pattern")
-    if p in _data()["families"] or p in _data()["generic"]:
+    if p in _data()["families"]:
         return p
+    if split_arch(p)[0] in _data()["generic"]:
+        return _validate_generic(pattern, p)
     if _is_glob(p):
         if not _GLOB_RE.match(p):
             raise ValueError(f"bad architecture glob {pattern!r}: it must start with gfx or sm_")
@@ -268,17 +326,19 @@ def matches(pattern: str, gfx: str) -> bool:
 
     Exact names compare base names; a pattern with features also requires those feature settings
     (``gfx90a:xnack+`` does not match ``gfx90a:xnack-``). Globs match the base name; a family name
-    matches every gfx of that family; a generic target matches itself and its members.
+    matches every gfx of that family; a generic target matches itself and its members, and with
+    features (``gfx9-4-generic:sramecc+``) only those members with the same settings.
     """
     p = pattern.strip().lower()
     base, features = split_arch(gfx)
     if p in _data()["families"]:
         return family_of(base) == p
-    if p in _data()["generic"]:
-        return base == p or base in _data()["generic"][p]
     if _is_glob(p):
         return fnmatch.fnmatchcase(base, p)
     p_base, p_features = split_arch(p)
-    if p_base != base:
+    if p_base in _data()["generic"]:
+        if base != p_base and base not in _data()["generic"][p_base]:
+            return False
+    elif p_base != base:
         return False
     return all(features.get(name) == value for name, value in p_features.items())

@@ -151,6 +151,24 @@ class Seam:
 
         return torch
 
+    def module_dir(self, name: str) -> str | None:
+        """The folder a top-level module would be imported from (never importing it); None if absent."""
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+            return None
+        return os.path.dirname(spec.origin)
+
+    def python_prefix(self) -> str:
+        """The running interpreter's environment (a virtual environment's folder, or the installation's)."""
+        import sys
+
+        return sys.prefix
+
     def python_version(self) -> str:
         return self._python if self._python is not None else platform.python_version()
 

@@ -33,6 +33,11 @@ def published_pairs() -> dict[str, list[str]]:
     return {minor: list(entry["rocm"]) for minor, entry in _data()["pairs"]["releases"].items()}
 
 
+def snapshot_date() -> str:
+    """The date the bundled facts were last checked against their sources (``2026-12-02``)."""
+    return str(_data()["_date"])
+
+
 def cpu_index() -> str:
     """The index of PyTorch's CPU-only wheels (``https://download.pytorch.org/whl/cpu``)."""
     return str(_data()["cpu_index"]["url"])
@@ -60,16 +65,59 @@ class AmdBuild:
     what: str
 
 
-def amd_build(torch_version: str | None) -> AmdBuild | None:
-    """The kind of AMD/TheRock build a torch version string is (``2.14.0+rocm7.15.0a20260718``:
-    therock-nightly), from its local version; None for PyTorch's release wheels and the rest."""
+#: a local version naming a ROCm: ``rocm6.2.4``, ``rocm7.1``
+_ROCM_LOCAL_RE = re.compile(r"^rocm([0-9]+(?:\.[0-9]+)+)$")
+
+
+def pytorch_rocm_indexes() -> set[str]:
+    """The names of PyTorch's own ROCm indexes (``rocm6.2.4``, ``rocm7.1`` ...): every ROCm of a
+    published pair. A wheel whose local version is one of them came from PyTorch."""
+    return {f"rocm{rocm}" for rocms in published_pairs().values() for rocm in rocms}
+
+
+@dataclass(frozen=True)
+class BuildOrigin:
+    """Where a torch build comes from, read off its version string.
+
+    ``kind``: ``pytorch-release`` (a wheel of one of PyTorch's ROCm indexes: the published-pairs
+    check applies), ``pytorch-nightly``, ``amd`` (one of AMD's builds: ``amd`` names which) or
+    ``other`` (a local version that is none of those: a distribution's or a source build)."""
+
+    kind: str
+    what: str
+    amd: AmdBuild | None = None
+
+
+def build_origin(torch_version: str | None) -> BuildOrigin | None:
+    """Where the torch build ``2.6.0+rocm6.2.4`` comes from; None when it has no ``+rocm`` local
+    version (PyPI's CUDA build, a CPU wheel, ``2.5.1`` from a distribution)."""
     if not torch_version or "+" not in torch_version:
         return None
-    local = torch_version.split("+", 1)[1]
+    public, local = torch_version.split("+", 1)
+    if not local.startswith("rocm"):
+        return None
+    if ".dev" in public:
+        return BuildOrigin("pytorch-nightly", "a PyTorch nightly")
+    if local in pytorch_rocm_indexes():
+        return BuildOrigin("pytorch-release", f"a wheel of PyTorch's {local} index")
     for entry in _data()["amd_builds"]["list"]:
         if re.fullmatch(entry["pattern"], local):
-            return AmdBuild(entry["id"], entry["what"])
-    return None
+            build = AmdBuild(entry["id"], entry["what"])
+            return BuildOrigin("amd", build.what, build)
+    if _ROCM_LOCAL_RE.match(local):  # rocm7.3: an index name PyTorch has not published (yet)
+        return BuildOrigin("pytorch-release", f"a wheel of a {local} index")
+    return BuildOrigin(
+        "other",
+        f"a local build (+{local}) that is none of PyTorch's or AMD's wheels: a distribution's or a source build",
+    )
+
+
+def amd_build(torch_version: str | None) -> AmdBuild | None:
+    """The kind of AMD/TheRock build a torch version string is (``2.14.0+rocm7.15.0a20260718``:
+    therock-nightly), from the shape of its local version; None for PyTorch's release wheels and
+    the rest."""
+    origin = build_origin(torch_version)
+    return origin.amd if origin is not None else None
 
 
 def _release(torch_version: str) -> Version | None:
@@ -113,4 +161,4 @@ def known_gfx_everywhere() -> set[str]:
 
 def amd_indexes_for(gfx: str) -> list[tuple[str, str]]:
     """(index URL, what to install) of AMD's own indexes whose wheels carry ``gfx``."""
-    return [(e["url"], e["install"]) for e in _data()["amd_indexes"]["list"] if gfx in e["gfx"]]
+    return [(e["url"], e["install"].format(gfx=gfx)) for e in _data()["amd_indexes"]["list"] if gfx in e["gfx"]]

@@ -6,6 +6,9 @@ are real captures in tests/data/detect (each file's first line names its source)
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from fake_machines import DETECT, sample
 
@@ -199,3 +202,61 @@ def test_a_generic_target_in_a_marker_matches_by_membership(pytester: pytest.Pyt
     result = pytester.runpytest("-p", "no:randomly", "--rocm-env", "env.json", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*needs gfx12-generic, device 0 is gfx1151 (rdna3.5)*"])
+
+
+# -- generic targets with target-ID features (LLVM AMDGPUUsage "AMDGPU Generic Processors":
+#    gfx9-generic supports xnack, gfx9-4-generic xnack and sramecc, gfx10-1-generic xnack) --------
+@pytest.mark.parametrize(
+    ("pattern", "gfx", "expected"),
+    [
+        ("gfx9-4-generic:sramecc+:xnack-", "gfx942:sramecc+:xnack-", True),
+        ("gfx9-4-generic:sramecc+:xnack-", "gfx942:sramecc+:xnack+", False),  # the setting differs
+        ("gfx9-4-generic:sramecc+", "gfx950:sramecc+:xnack-", True),
+        ("gfx9-4-generic:sramecc+", "gfx90a:sramecc+:xnack-", False),  # not a member
+        ("gfx9-generic:xnack+", "gfx906:xnack+", True),
+        ("gfx9-generic:xnack+", "gfx906:xnack-", False),
+        ("gfx10-1-generic:xnack-", "gfx1011:xnack-", True),
+    ],
+)
+def test_generic_targets_with_features_match_members_with_those_settings(
+    pattern: str, gfx: str, expected: bool
+) -> None:
+    assert arch.validate_pattern(pattern) == pattern
+    assert arch.matches(pattern, gfx) is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("gfx11-generic:xnack+", "LLVM lists no xnack feature for gfx11-generic (it takes no target-ID feature)"),
+        ("gfx9-generic:sramecc+", "LLVM lists no sramecc feature for gfx9-generic (it takes xnack)"),
+        ("gfx9-4-generic:sramecc", "a feature is written name+ or name-"),
+        ("gfx12-5-generic:xnack-", "no xnack feature for gfx12-5-generic"),  # no LLVM row yet: none allowed
+    ],
+)
+def test_generic_targets_refuse_features_llvm_does_not_list(pattern: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        arch.validate_pattern(pattern)
+
+
+def test_generic_feature_lists_cover_every_generic_target() -> None:
+    listed = {name for name in arch.generic_targets()}
+    data = {k for k in arch._data()["generic_features"] if not k.startswith("_")}
+    assert listed == data
+
+
+def test_a_generic_target_with_features_is_a_marker_that_selects(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.rocm_gfx("gfx9-4-generic:sramecc+:xnack-")
+        def test_mi300(): pass
+
+        @pytest.mark.rocm_gfx("gfx9-4-generic:xnack+")
+        def test_xnack_on(): pass
+        """
+    )
+    envs = Path(__file__).parents[1] / "data" / "envs"
+    result = pytester.runpytest(f"--rocm-env={envs / 'mi300x_8.json'}", "-p", "no:randomly", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)

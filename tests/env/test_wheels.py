@@ -25,8 +25,8 @@ def test_pairs_of_the_newest_releases() -> None:
     pairs = wheels.published_pairs()
     assert pairs["2.12"] == ["7.1", "7.2"] and pairs["2.13"] == ["7.1", "7.2"]
     assert pairs["2.14"] == ["7.2", "7.14"]
-    # dropped for lack of evidence
-    assert "5.0" not in pairs["1.12"] and "5.5" not in pairs["2.1"] and "5.7" not in pairs["2.3"]
+    # dropped for lack of evidence; 2.3 on rocm5.7 is back: PyTorch's rocm5.7 index has 2.3.1
+    assert "5.0" not in pairs["1.12"] and "5.5" not in pairs["2.1"] and "5.7" in pairs["2.3"]
 
 
 def test_every_pair_and_row_names_a_source() -> None:
@@ -46,13 +46,13 @@ def test_every_pair_and_row_names_a_source() -> None:
 @pytest.mark.parametrize(
     ("version", "kind"),
     [
-        ("2.12.0+rocm7.14.0", "amd-multi-arch"),  # ROCm/pytorch#3518
+        ("2.12.0+rocm7.14.0", "amd-release"),  # ROCm/pytorch#3518
         ("2.9.0+rocmsdk20251116", "amd-windows-sdk"),  # ROCm/ROCm#5834
         ("2.7.0a0+rocm7.0.0rc20250717", "therock-nightly"),  # ROCm/TheRock#1066
         ("2.10.0a0+rocm7.10.0a20251120", "therock-nightly"),
         ("2.14.0+rocm7.15.0a20260718", "therock-nightly"),
         ("2.6.0+rocm6.4.1.git1ded221d", "amd-repo-radeon"),
-        ("2.13.0+rocm7.13.0", "amd-windows"),
+        ("2.13.0+rocm7.13.0", "amd-release"),
         ("2.8.0+rocm6.4", None),  # PyTorch's own wheel (facebookresearch/xformers#1314)
         ("2.14.0+rocm7.2", None),
         ("2.12.0+cu130", None),
@@ -62,6 +62,27 @@ def test_every_pair_and_row_names_a_source() -> None:
 def test_amd_builds(version: str, kind: str | None) -> None:
     build = wheels.amd_build(version)
     assert (build.id if build else None) == kind
+
+
+@pytest.mark.parametrize(
+    ("version", "kind"),
+    [
+        ("2.13.0+rocm10.0.0", "amd"),  # AMD's stable whl-next index: no listed version decides
+        ("2.15.0+rocm11.2.0", "amd"),  # nor for the next one
+        ("2.9.1+rocm7.2.1", "amd"),  # repo.radeon.com manylinux
+        ("2.8.0+rocm7.1.0.lw.git4f3e6c21", "amd"),
+        ("2.6.0+rocm6.2.4", "pytorch-release"),  # a patch-release index that is PyTorch's own
+        ("2.3.1+rocm5.7", "pytorch-release"),
+        ("2.14.0+rocm7.14", "pytorch-release"),
+        ("2.7.0.dev20250301+rocm6.2.4", "pytorch-nightly"),
+        ("2.5.1+rocm6.2.custom", "other"),
+        ("2.6.0+cu124", None),
+        ("2.6.0", None),
+    ],
+)
+def test_build_origin_by_the_shape_of_the_version(version: str, kind: str | None) -> None:
+    origin = wheels.build_origin(version)
+    assert (origin.kind if origin else None) == kind
 
 
 def test_the_real_amd_strings_of_the_fixtures_are_recognised() -> None:
