@@ -19,6 +19,7 @@ from pytest_rocm._lifetime import run_supervised
 from pytest_rocm._resources import bundled_suites
 from pytest_rocm.cli.argtypes import label_text, path_text
 from pytest_rocm.env.model import Environment, has_accelerator
+from pytest_rocm.report.deaths import how_it_ended
 from pytest_rocm.report.files import busy, remove_if_regular, sidecar_path
 from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.records import ReportDocument, default_label, slug
@@ -166,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     status = run_pytest(command)
     source = report_path if report_path.exists() else sidecar_path(report_path)
     try:
-        document = load_report(source)
+        # no report: pytest died; how, for the row of the test it died in (a serial run's)
+        document = load_report(source, ended=how_it_ended(status) if source != report_path else None)
         tables = write_tables(report_path, document)
     except ReportError as exc:
         print(f"rocm-compat run: pytest exited {status} without a usable report: {exc}", file=sys.stderr)

@@ -121,6 +121,11 @@ def is_gfx(name: str) -> bool:
     return bool(_GFX_RE.match(split_arch(name)[0]))
 
 
+def is_nvidia(name: str) -> bool:
+    """Whether ``name`` is an NVIDIA architecture (``sm_90``, ``sm_90a``)."""
+    return bool(_SM_RE.match(split_arch(name)[0]))
+
+
 # -- knowledge --------------------------------------------------------------------------------
 def _entry(gfx: str) -> dict[str, Any] | None:
     entry: dict[str, Any] | None = _data()["gfx"].get(split_arch(gfx)[0])

@@ -82,7 +82,9 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(name: str) -> Any:
+def _validator(name: str, definition: str | None = None) -> Any:
+    """The validator of schema ``name``, or of one of its ``$defs`` (``report``'s ``result``: one
+    line of a sidecar is one result, checked on its own so the message can name the line)."""
     import jsonschema
     from referencing import Registry, Resource
 
@@ -91,7 +93,8 @@ def _validator(name: str) -> Any:
     for format_name, test in _FORMATS.items():
         checker.checks(format_name)(test)
     cls = jsonschema.validators.validator_for(schema(name))
-    return cls(schema(name), registry=Registry().with_resources(resources), format_checker=checker)
+    target = schema(name) if definition is None else {"$ref": f"{schema(name)['$id']}#/$defs/{definition}"}
+    return cls(target, registry=Registry().with_resources(resources), format_checker=checker)
 
 
 def location(path: Iterable[Any]) -> str:
@@ -163,9 +166,10 @@ def _sub_validator(name: str, pointer: str) -> Any:
     return whole.evolve(schema={"$ref": f"{schema(name)['$id']}{pointer}"})
 
 
-def first_problem(name: str, document: Any) -> str | None:
-    """The first schema violation as one line, or None when ``document`` is valid."""
-    return _first(list(_validator(name).iter_errors(document)))
+def first_problem(name: str, document: Any, definition: str | None = None) -> str | None:
+    """The first schema violation as one line, or None when ``document`` is valid (``definition``:
+    check it against that ``$defs`` entry of the schema instead of the whole schema)."""
+    return _first(list(_validator(name, definition).iter_errors(document)))
 
 
 def first_problem_at(name: str, document: Any, pointer: str, at: Iterable[Any]) -> str | None:

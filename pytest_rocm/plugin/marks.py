@@ -137,6 +137,8 @@ def _decide_rocm(args: NoArgs, ctx: Context) -> Decision:
     sel = ctx.sel
     if sel.forced_cpu:
         return Decision(skip=f"needs the ROCm backend, {sel.no_device}")
+    if sel.env.backend != "rocm" and sel.plan:
+        return Decision(skip=f"needs the ROCm backend, the plan is for {sel.plan} (CUDA)")
     if sel.env.backend != "rocm":
         build = f"torch {sel.env.torch}" if sel.env.torch else "torch is not installed"
         return Decision(skip=f"needs the ROCm backend, this is {sel.env.backend} ({build})")

@@ -75,15 +75,16 @@ def check_ascii_numbers(config: pytest.Config) -> None:
 def check_timeout(config: pytest.Config) -> None:
     """Validate pytest-timeout's ``--timeout`` / ``PYTEST_TIMEOUT`` / ini ``timeout`` (its own
     precedence), when it is installed: the report tells a hang from a crash by it."""
+    from pytest_rocm.plugin.inivalues import ini_file_name, ini_text
+
     try:
-        ini = config.getini("timeout")
+        ini = ini_text(config, "timeout")  # a TOML number there: one line saying to quote it
     except ValueError:  # no such ini value: pytest-timeout is not loaded
         return
-    name = config.inipath.name if config.inipath else "ini file"
     candidates = (  # pytest-timeout's precedence: command line, variable, ini
         (_command_line_text(config, "--timeout", config.getoption("timeout", None)), "--timeout"),
         (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
-        (ini if ini not in ("", None) else None, f"timeout in {name}"),
+        (ini, f"timeout in {ini_file_name(config)}"),
     )
     value, source = next(((v, s) for v, s in candidates if v is not None), (None, ""))
     if value is None:

@@ -23,6 +23,7 @@ import pytest
 
 from pytest_rocm._values import label_problem, path_problem
 from pytest_rocm.env import arch
+from pytest_rocm.plugin.inivalues import ini_file_name, ini_text
 from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, parse_device_tokens
 
 
@@ -145,6 +146,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
 )
 
+#: the options that take a comma-separated list: in a TOML file, a list of strings is that list
+LIST_OPTIONS = frozenset({"rocm_gfx", "rocm_device_ids"})
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -176,6 +180,12 @@ class Raw:
         return f"{self.source}={self.value!r}" if self.source != "default" else "default"
 
 
+def named(source: str, path: Any) -> str:
+    """A path with the place it came from, for messages about the file rather than the text:
+    ``--rocm-report r.json``, ``PYTEST_ROCM_REPORT=r.json``, ``rocm_report in tox.ini=r.json``."""
+    return f"{source} {path}" if source.startswith("-") else f"{source}={path}"
+
+
 def raw_value(config: pytest.Config, spec: OptionSpec) -> Raw:
     """The value by precedence: command line > environment variable > ini > default (None)."""
     cli = config.getoption(spec.dest, None)
@@ -185,10 +195,9 @@ def raw_value(config: pytest.Config, spec: OptionSpec) -> Raw:
     if env is not None and env.strip() != "":
         return Raw(env.strip(), spec.env)
     if spec.has_ini:
-        ini = str(config.getini(spec.dest) or "").strip()
+        ini = ini_text(config, spec.dest, takes_list=spec.dest in LIST_OPTIONS, is_flag=spec.is_flag)
         if ini:
-            name = config.inipath.name if config.inipath else "ini file"
-            return Raw(ini, f"{spec.dest} in {name}")
+            return Raw(ini, f"{spec.dest} in {ini_file_name(config)}")
     return Raw(None, "default")
 
 
@@ -206,6 +215,8 @@ class Settings:
     require_gpu: bool = False
     require_gpu_source: str = ""
     report: str | None = None
+    #: where the report path came from (``--rocm-report``, ``PYTEST_ROCM_REPORT``, ``rocm_report in tox.ini``)
+    report_source: str = ""
     label: str | None = None
     #: "ci" or "full" when given; None: decided from the device under test (plugin/scale.py)
     scale: str | None = None
@@ -327,7 +338,7 @@ def resolve(config: pytest.Config) -> Settings:
     values["env_file"], values["env_source"] = checked("rocm_env", lambda v: Path(parse_path(v)).expanduser())
     require, values["require_gpu_source"] = checked("rocm_require_gpu", parse_bool)
     values["require_gpu"] = bool(require)
-    values["report"], _ = checked("rocm_report", parse_path)
+    values["report"], values["report_source"] = checked("rocm_report", parse_path)
     values["label"], _ = checked("rocm_label", parse_label)
     values["scale"], values["scale_source"] = checked("rocm_scale", parse_scale)
     short, _ = checked("rocm_short_markers", parse_short_markers)

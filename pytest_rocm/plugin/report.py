@@ -23,11 +23,12 @@ import pytest
 from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
-from pytest_rocm.plugin.options import Settings
+from pytest_rocm.plugin.options import Settings, named
 from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
 from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, records
+from pytest_rocm.report.features import row_of
 
 #: pytest's exit status when the tests ran but the report could not be written (a full disk):
 #: distinct from pytest's own 0-5, so CI tells "tests failed" from "no report"
@@ -106,13 +107,15 @@ class ReportWriter:
             raise ValueError("ReportWriter needs settings.report")
         self.config = config
         self.path = Path(settings.report)
+        # named with where the path came from (option, variable or ini file)
+        where = named(settings.report_source or "--rocm-report", self.path)
         problem = files.unwritable(self.path)
         if problem:
-            raise pytest.UsageError(f"--rocm-report {self.path}: cannot write ({problem})")
+            raise pytest.UsageError(f"{where}: cannot write ({problem})")
         try:
             self.sidecar = files.Sidecar(files.sidecar_path(self.path))
         except files.UnsafeTarget as exc:
-            raise pytest.UsageError(f"--rocm-report {self.path}: {exc}") from None
+            raise pytest.UsageError(f"{where}: {exc}") from None
         self.pending: dict[str, list[Any]] = {}
         self.started: dict[str, float] = {}
         self.results: list[records.ResultRecord] = []
@@ -140,6 +143,8 @@ class ReportWriter:
         #: the sidecar's failure, once said (a full disk); why the final report was not written
         self.sidecar_warned = False
         self.unwritten = ""
+        #: how the xdist worker of a crashed test ended (``killed by SIGSEGV (signal 11)``), per test
+        self.deaths: dict[str, str] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -196,7 +201,26 @@ class ReportWriter:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        """Serial runs only (an xdist controller runs no test itself; xdist names a dead worker's
+        test): the test's name goes to the sidecar as it starts, so a crash of the whole process
+        leaves its row (``report.load.from_sidecar``)."""
+        if self.sidecar is not None:
+            self.sidecar.append_running(item.nodeid, *self._row(item))
+
+    def _row(self, item: pytest.Item) -> tuple[str, str]:
+        try:
+            marker = feature_of(item)  # the parsed-marker cache: no second parse
+        except MarkerError:
+            marker = None
+        return row_of(item.nodeid, marker, self.device_tokens)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if str(report.when) == "???":  # xdist: the worker died running it; its exit status says how
+            from pytest_rocm.plugin.xdist import worker_exit_status
+
+            self.deaths[report.nodeid] = worker_exit_status(getattr(report, "node", None))
         self.pending.setdefault(report.nodeid, []).append(report)
         if report.when in ("teardown", "???"):
             if report.when == "teardown" and any(p.outcome == "rerun" for p in self.pending[report.nodeid]):
@@ -249,7 +273,8 @@ class ReportWriter:
         start = self.started.pop(nodeid, None)
         elapsed = time.monotonic() - start if start is not None else None
         attempts = self.reruns.pop(nodeid, 0) + 1
-        self._record(records.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts))
+        died = self.deaths.pop(nodeid, None)
+        self._record(records.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts, died))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -116,24 +116,42 @@ def _select(env: Environment, settings: Settings) -> Selection:
 
 
 def _plan_gfx(pattern: str) -> tuple[str | None, list[str]]:
-    """The gfx a plan pretends for a pattern: itself when a gfx name, else the only known match
-    (cdna2 -> gfx90a). Several matches are ambiguous: returns (None, matches)."""
+    """The architecture a plan pretends for a pattern: itself when a gfx or an NVIDIA ``sm_NN``
+    name, else the only known gfx match (cdna2 -> gfx90a). Several matches are ambiguous, and
+    an ``sm_`` glob names none of the known: returns (None, matches)."""
     base, _ = arch.split_arch(pattern)
-    if arch.is_gfx(base):
+    if arch.is_gfx(base) or arch.is_nvidia(base):
         return pattern, [base]
     found = [g for g in arch.known_gfx() if arch.matches(pattern, g)]
     return (found[0] if len(found) == 1 else None), found
+
+
+def _cuda_plan_problem(settings: Settings, base: str) -> str | None:
+    """A plan for an NVIDIA architecture assumes a CUDA torch: ROCm versions do not apply."""
+    if settings.plan_rocm is None and settings.plan_combo is None:
+        return None
+    return (
+        f"{settings.plan_source}: the plan for {base} is a CUDA plan, which assumes no ROCm "
+        "(--rocm-plan-torch is the version it takes)"
+    )
 
 
 def _plan(env: Environment, settings: Settings) -> Selection:
     pattern = settings.gfx[0]
     gfx_arch, found = _plan_gfx(pattern)
     if gfx_arch is None:
+        known = ", ".join(found) or (
+            "no single one (name one: sm_90)" if pattern.startswith("sm_") else "nothing known"
+        )
         raise SelectionError(
             f"{settings.gfx_source}={','.join(settings.gfx)}: no device here, so this run is a plan, "
-            f"and a plan needs one architecture: {pattern} could be {', '.join(found) or 'nothing known'}"
+            f"and a plan needs one architecture: {pattern} could be {known}"
         )
     base, features = arch.split_arch(gfx_arch)
+    if arch.is_nvidia(base):
+        problem = _cuda_plan_problem(settings, base)
+        if problem:
+            raise SelectionError(problem)
     device = Device(
         index=0,
         name=f"plan for {base}",
@@ -145,11 +163,12 @@ def _plan(env: Environment, settings: Settings) -> Selection:
     )
     # the versions the plan was given, else this machine's (a ROCm torch without a GPU here has a
     # ROCm; a CPU one has none, and rocm_version markers then say how to give one)
+    cuda = arch.is_nvidia(base)  # the CUDA column, planned the same way: backend cuda, no ROCm
     plan_env = dataclasses.replace(
         env,
-        backend="rocm",
+        backend="cuda" if cuda else "rocm",
         devices=[device],
-        rocm=settings.plan_rocm or env.rocm,
+        rocm=None if cuda else settings.plan_rocm or env.rocm,
         torch=settings.plan_torch or env.torch,
     )
     gap = plan.wheel_gap(settings.plan_combo, base) if settings.plan_combo else ""
@@ -194,6 +213,8 @@ def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
         return env.rocm, ""
     if env.torch is None:
         return None, "torch is not installed"
+    if sel.plan and env.backend == "cuda":
+        return None, f"the plan for {sel.plan} is a CUDA plan, which has no ROCm runtime"
     if sel.plan:
         return None, (
             f"the plan for {sel.plan} knows no ROCm version "

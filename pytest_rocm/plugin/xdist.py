@@ -66,6 +66,26 @@ def assign_visible_devices(
     return [{variable: ",".join([*prefix, physical(pool[i % len(pool)])])} for i in range(n_workers)]
 
 
+#: how long the controller waits for a dead worker's process to be reaped (it is gone already:
+#: xdist saw its pipes close), so its exit status can be read
+_REAP_WAIT_S = 2.0
+
+
+def worker_exit_status(node: Any) -> str:
+    """How a crashed worker's process ended (``killed by SIGSEGV (signal 11)``, ``exit status
+    3``), for its test's row. xdist says only that the worker crashed; the status is on the
+    process execnet started for it (the popen gateway's ``subprocess.Popen``, no public name)."""
+    from pytest_rocm.report.deaths import how_it_ended
+
+    process = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+    if process is None:
+        return "its exit status is not known (not a local process)"
+    try:
+        return how_it_ended(process.wait(timeout=_REAP_WAIT_S))
+    except Exception:  # still running (it closed its pipes and went on), or not a Popen after all
+        return "its exit status is not known (the process had not ended)"
+
+
 # -- pytest integration ---------------------------------------------------------------------------
 def is_worker(config: pytest.Config) -> bool:
     """Whether this process is an xdist worker (what it prints is thrown away; the controller reports)."""

@@ -40,6 +40,7 @@ from pytest_rocm.env.textfile import kind_of
 from pytest_rocm.report.records import (
     SIDECAR_ENVIRONMENT,
     SIDECAR_LINE_KIND,
+    SIDECAR_RUNNING,
     SIDECAR_SCHEMA,
     ReportDocument,
     ResultRecord,
@@ -309,6 +310,11 @@ class Sidecar:
         """The header fields known only after the run began (environment, device, label, scale:
         detected in a child process), as a line of their own that the loader merges into the header."""
         self._write({SIDECAR_LINE_KIND: SIDECAR_ENVIRONMENT, **fields})
+
+    def append_running(self, nodeid: str, feature: str, suite: str) -> None:
+        """The test a serial run starts now: if the process dies in it, the loader names its row.
+        One more ``os.write`` per test, not fsynced (a kill keeps it; power loss is not the case)."""
+        self._write({SIDECAR_LINE_KIND: SIDECAR_RUNNING, "nodeid": nodeid, "feature": feature, "suite": suite})
 
     def close(self, remove: bool = False) -> None:
         """Release the claim; ``remove``: delete the sidecar first (while still holding the lock,

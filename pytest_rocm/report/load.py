@@ -12,11 +12,13 @@ from typing import Any, cast
 from pytest_rocm._values import label_problem
 from pytest_rocm.env.schemas import first_problem, first_problem_at, schema
 from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
+from pytest_rocm.report.deaths import crashed_record
 from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.records import (
     SCHEMA,
     SIDECAR_ENVIRONMENT,
     SIDECAR_LINE_KIND,
+    SIDECAR_RUNNING,
     SIDECAR_SCHEMA,
     ReportDocument,
     assemble,
@@ -116,13 +118,14 @@ def plainly_valid(record: Any) -> bool:
     return type(parity) is list and all(_plain_parity(p) for p in parity)
 
 
-def validate(data: Any, where: str) -> ReportDocument:
+def validate(data: Any, where: str, records_checked: bool = False) -> ReportDocument:
     """Check the report against its schema (``data/schemas/report-1.json``: types and values,
     the embedded environment's too) and that no node id appears twice; raise ReportError naming
     ``where`` and the field.
 
     What a ``ReportDocument`` requires and the file may lack is filled in: a record's ``suite``
     (from its node id), ``reason`` and ``parity``; the report's ``environment`` and ``summary``.
+    ``records_checked``: each record was already checked (a sidecar's, line by line).
     """
     if not isinstance(data, dict):
         raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -130,7 +133,7 @@ def validate(data: Any, where: str) -> ReportDocument:
         raise ReportError(f'{where}: not a pytest-rocm report (no "schema" field)')
     if data["schema"] != SCHEMA:
         raise ReportError(f"{where}: schema is {data['schema']!r:.60}, expected {SCHEMA!r}")
-    problem = _first_problem(data)
+    problem = first_problem("report", {**data, "results": []}) if records_checked else _first_problem(data)
     if problem:
         raise ReportError(f"{where}: {problem}")
     problem = label_problem(data["label"])  # the rule --rocm-label applies to a label typed in
@@ -154,8 +157,57 @@ def validate(data: Any, where: str) -> ReportDocument:
     return cast("ReportDocument", data)
 
 
-def from_sidecar(text: str, where: str) -> ReportDocument:
-    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error."""
+#: header keys that are the sidecar's own bookkeeping, not report fields
+_SIDECAR_ONLY = ("schema", "pid", SIDECAR_LINE_KIND)
+
+
+def _check_header_fields(fields: dict[str, Any], where: str) -> None:
+    """The report fields of a header or environment line (label, environment, device, scale...),
+    checked against the report schema so a wrong value is named with its line."""
+    document: dict[str, Any] = {k: v for k, v in fields.items() if k not in _SIDECAR_ONLY}
+    if not document.get("label"):  # unlabelled until the environment is known: named at assembly
+        document["label"] = "-"
+    problem = first_problem("report", {**document, "schema": SCHEMA, "results": []})
+    if problem:
+        raise ReportError(f"{where}: {problem}")
+
+
+def _check_record(entry: Any, where: str) -> None:
+    """One result line against the report schema's ``result`` (any JSON value may be on a line)."""
+    if not isinstance(entry, dict):
+        raise ReportError(f"{where}: expected a JSON object (one test's record), got {type(entry).__name__}")
+    if plainly_valid(entry):  # the common shape: no jsonschema descent
+        return
+    problem = first_problem("report", entry, definition="result")
+    if problem:
+        raise ReportError(f"{where}: {problem.removeprefix('document: ')}")
+
+
+def _running_test(entry: dict[str, Any], where: str) -> dict[str, str]:
+    """A ``running`` line: the test a serial run started (nodeid, feature, suite)."""
+    fields = {k: entry.get(k) for k in ("nodeid", "feature", "suite")}
+    for key, value in fields.items():
+        if not isinstance(value, str) or not value:
+            raise ReportError(f"{where}: {key} is {value!r:.60}, expected a non-empty string")
+    return cast("dict[str, str]", fields)
+
+
+def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
+    for nodeid, numbers in lines_of.items():
+        if len(numbers) > 1:
+            raise ReportError(
+                f"{where}: line {numbers[1]}: nodeid {nodeid!r} is also on line {numbers[0]} (one result per test)"
+            )
+
+
+def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocument:
+    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error.
+    Each line is checked on its own, so an error names the line (``FILE: line 7: ...``).
+
+    A test a serial run started (its ``running`` line) and never finished is the row of the
+    crash: ``crashed``, its reason saying how the process ended when ``ended`` says it
+    (``killed by SIGSEGV (signal 11)``: the caller waited for the process), else that it is not
+    recorded."""
     lines = text.split("\n")
     complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
     if not complete:
@@ -164,21 +216,34 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
         got = header.get("schema") if isinstance(header, dict) else type(header).__name__
         raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
+    _check_header_fields(header, f"{where}: line 1")
     results = []
+    lines_of: dict[str, list[int]] = {}
+    running: dict[str, str] | None = None  # the test started last and not yet finished
     for number, line in enumerate(complete[1:], start=2):
         if not line.strip():
             continue
         entry = _parse(line, f"{where}: line {number}")
-        if isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
+        if isinstance(entry, dict) and entry.get(SIDECAR_LINE_KIND) == SIDECAR_RUNNING:
+            running = _running_test(entry, f"{where}: line {number}")
+        elif isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
             if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
                 raise ReportError(
-                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r},"
-                    f" expected {SIDECAR_ENVIRONMENT!r}"
+                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r:.60},"
+                    f" expected {SIDECAR_ENVIRONMENT!r} or {SIDECAR_RUNNING!r}"
                 )
+            _check_header_fields(entry, f"{where}: line {number}")
             # detected in a child process after the run began: the header's missing fields
             header.update({k: v for k, v in entry.items() if k != SIDECAR_LINE_KIND})
         else:
+            _check_record(entry, f"{where}: line {number}")
+            lines_of.setdefault(entry["nodeid"], []).append(number)
             results.append(entry)
+            if running is not None and running["nodeid"] == entry["nodeid"]:
+                running = None
+    if running is not None and running["nodeid"] not in lines_of:
+        results.append(crashed_record(running["nodeid"], running["feature"], running["suite"], ended))
+    _check_unique(lines_of, where)
     # the header's run bookkeeping (pid) is not a report field
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
     # killed before the environment was known (a child detection still running) and no --rocm-label:
@@ -189,15 +254,16 @@ def from_sidecar(text: str, where: str) -> ReportDocument:
     document = assemble(label, header.get("environment", {}), results, header.get("created"), **extra)
     document["interrupted"] = True
     document["dropped_partial_line"] = bool(tail.strip())
-    return validate(document, where)
+    return validate(document, where, records_checked=True)
 
 
-def load_report(path: str | Path) -> ReportDocument:
-    """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated."""
+def load_report(path: str | Path, ended: str | None = None) -> ReportDocument:
+    """Read a report (``.json``) or the sidecar of an interrupted run (``.jsonl``), validated;
+    ``ended``: how the run's process ended, for the row of a test it died in (``from_sidecar``)."""
     path = Path(path)
     text = _read_text(path)
     if path.suffix == ".jsonl":
-        return from_sidecar(text, str(path))
+        return from_sidecar(text, str(path), ended)
     return validate(_parse(text, str(path)), str(path))
 
 

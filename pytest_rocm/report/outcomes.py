@@ -128,20 +128,23 @@ def _failure_outcome(report: Any, fallback: Outcome) -> tuple[Outcome, str | Non
 
 
 def outcome_of(
-    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None
+    phases: Sequence[Any], elapsed: float | None = None, timeout: float | None = None, died: str | None = None
 ) -> tuple[Outcome, str | None]:
     """Map one test's phase reports (setup, call, teardown, or xdist's crash report) to an outcome.
 
     A worker that died while its test ran longer than the timeout was killed by pytest-timeout's
     thread method (which ends the process): that is ``timeout``, any other death ``crashed``.
+    ``died``: how the worker ended (``killed by SIGSEGV (signal 11)``, ``report.deaths``), added
+    to the reason.
     """
     by_when = {p.when: p for p in phases}  # the last report of each phase
     crash = by_when.get("???")
     if crash is not None:
+        how = f": {died}" if died else ""
         # the controller sees the start a little late: allow a small margin below the timeout
         if timeout and elapsed is not None and elapsed >= timeout - max(0.5, 0.05 * timeout):
-            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout"
-        return "crashed", reason_of(crash) or "worker crashed"
+            return "timeout", f"worker killed after {elapsed:.1f}s: over the {timeout:g}s timeout{how}"
+        return "crashed", (reason_of(crash) or "worker crashed") + how
     setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
     if setup is not None and setup.failed:
         return _failure_outcome(setup, "error")

@@ -45,6 +45,9 @@ SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
 #: ``environment``: the header fields known only after the run began (detected in a child process)
 SIDECAR_LINE_KIND = "sidecar"
 SIDECAR_ENVIRONMENT = "environment"
+#: the other kind, in a serial run: the test that starts now (``nodeid``, ``feature``, ``suite``),
+#: so a process that dies during it leaves its name (``report.deaths``)
+SIDECAR_RUNNING = "running"
 #: user_properties key through which a worker hands the ``feature`` marker's name to the controller
 FEATURE_PROPERTY = "rocm_feature"
 #: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
@@ -158,8 +161,10 @@ def build_record(
     timeout: float | None = None,
     device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS,
     attempts: int = 1,
+    died: str | None = None,
 ) -> ResultRecord:
-    """The report record of one test from the phase reports of its last attempt."""
+    """The report record of one test from the phase reports of its last attempt (``died``: how
+    the xdist worker that ran it ended, when it crashed)."""
     parity: list[Any] = []
     info: dict[str, Any] = {}
     marker_feature = None
@@ -178,7 +183,7 @@ def build_record(
             perf = jsonable(value)
         elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
             timeout = float(value)  # the test's own timeout marker overrides the session's
-    outcome, reason = outcome_of(phases, elapsed, timeout)
+    outcome, reason = outcome_of(phases, elapsed, timeout, died)
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)

@@ -34,6 +34,6 @@ def vet(spec: str, limits: Limits | None = None) -> tuple[Target, ScanResult, Ve
     """Scan and judge one target (raises BadTarget on bad input)."""
     target = open_target(spec, limits)
     result = scan(target)
-    if result.files == 0 and not result.findings:  # a verdict about nothing would read "pure Python"
+    if result.files == result.not_read and not result.findings:  # a verdict about nothing would read "pure Python"
         raise BadTarget(f"{spec}: empty {target.origin}, nothing to scan")
     return target, result, decide(target, result)

@@ -173,7 +173,8 @@ def _iter_zip(
                 notes.append(safety_finding("special-file", path, oct(mode)))
                 continue
             kind = kind_of(name)
-            if kind is None:
+            if kind is None:  # no rule reads it: named, never read (the report lists it)
+                yield Member(path, None, info.file_size)
                 continue
             member = Member(path, kind, info.file_size)
             if kind == BINARY:
@@ -287,7 +288,8 @@ def _iter_tar(
                     notes.append(safety_finding("special-file", path, "device, FIFO or other"))
                     continue
                 kind = kind_of(name)
-                if kind is None:
+                if kind is None:  # no rule reads it: named, never read (the report lists it)
+                    yield Member(path, None, info.size)
                     continue
                 cap = {BINARY: min(limits.binary_bytes, 256 * 2**20), ARCHIVE: limits.nested_bytes}.get(
                     kind, limits.member_bytes

@@ -34,8 +34,8 @@ _SKIP_DIRS = {
 
 def _file_member(path: Path, shown: str, limits: Limits, notes: list[Finding]) -> Member | None:
     kind = kind_of(shown)
-    if kind is None:
-        return None
+    if kind is None:  # no rule reads it: named, never read (the report lists it)
+        return Member(shown, None, 0)
     try:
         size = path.stat().st_size
     except OSError as exc:

@@ -264,10 +264,27 @@ def has_fallback(text: str, pos: int) -> bool:
     stmts = [n for n in tree.stmts.get(at[0], []) if _covers(n, at)]
     if not stmts:  # a comment between statements
         return False
-    child: ast.AST = max(stmts, key=_innermost)
+    return _guarded(tree, max(stmts, key=_innermost))
+
+
+def _guarded(tree: _Tree, stmt: ast.AST) -> bool:
+    """Whether ``stmt`` sits in a ``try`` (innermost, same function) whose handlers all carry on."""
+    child = stmt
     while (parent := tree.parents.get(child)) is not None and not isinstance(parent, _FUNC_OR_LAMBDA):
         guard = cast(ast.Try, parent)  # a TryStar (3.11) has the same fields
         if isinstance(parent, _TRY) and child in guard.body:
             return bool(guard.handlers) and not any(_raises(h.body) for h in guard.handlers)
         child = parent  # an except/else/finally block is not guarded by its own try: go out
     return False
+
+
+def import_runs_on_import(text: str, line: int) -> bool:
+    """Whether the ``import``/``from`` statement starting on ``line`` runs when its module is
+    imported, with no fallback around it: then the module cannot be imported without that
+    library. In a ``def`` the import path does not call, under ``if __name__ == "__main__":``, or
+    in a ``try`` that carries on, it is an opt-in. A file that does not parse: the milder reading."""
+    tree = _tree(text)
+    if tree is None:
+        return False
+    imports = [n for n in tree.stmts.get(line, []) if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == line]
+    return any(_unit_of(tree, n) in tree.reached and not _guarded(tree, n) for n in imports)

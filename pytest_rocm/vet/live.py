@@ -11,7 +11,6 @@ This is the only part of vet that executes the target's code, and only when aske
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -45,6 +44,62 @@ if torch is not None and hasattr(torch, "version"):
     facts["cuda"] = getattr(torch.version, "cuda", None)
 print("\n@@vet@@" + json.dumps(facts))
 """
+
+
+#: the probe's facts: key -> the JSON types it may have. The vetted code runs in the child and
+#: can print a line of its own, so these are the child's claim, never the record's facts
+_CLAIM_TYPES: dict[str, tuple[type, ...]] = {
+    "module": (str,),
+    "version": (str, type(None)),
+    "file": (str, type(None)),
+    "public_callables": (int,),
+    "examples": (list,),
+    "torch": (str,),
+    "hip": (str, type(None)),
+    "cuda": (str, type(None)),
+}
+#: what a record says about its ``child_claims``
+CLAIM_NOTE = "reported by the child process, in which the vetted package's code ran: its claim, unchecked"
+#: what a suite record is labelled with: the child wrote it
+SUITE_CLAIM = "the suite's pytest process, in which the vetted package's code ran"
+
+
+def child_claims(stdout: str) -> dict[str, Any] | None:
+    """The probe's facts from the child's output (its last ``@@vet@@`` line): the known keys of
+    the expected types, strings and lists cut short; None when no such line came (the child
+    ended before the probe could print it)."""
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("@@vet@@")]
+    if not lines:
+        return None
+    try:
+        raw = json.loads(lines[-1][len("@@vet@@") :])
+    except ValueError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    claims: dict[str, Any] = {}
+    for key, types in _CLAIM_TYPES.items():
+        value = raw.get(key)
+        if key not in raw or not isinstance(value, types) or isinstance(value, bool):
+            continue
+        if isinstance(value, str):
+            value = value[:200]
+        elif isinstance(value, list):
+            value = [str(v)[:80] for v in value[:10]]
+        claims[key] = value
+    return claims
+
+
+def resolved_in(module: str, source: Path) -> str | None:
+    """Where the child's import of ``module`` resolves in a source folder, found here without
+    running any code (the path finder over the folder's paths, which come first in the child's
+    path): the parent's own observation. None when the folder has no such module."""
+    import importlib.machinery
+
+    spec = importlib.machinery.PathFinder.find_spec(module, [str(p) for p in _source_paths(source)])
+    if spec is None:
+        return None
+    return spec.origin or (str(next(iter(spec.submodule_search_locations or []), "")) or None)
 
 
 def normalize(name: str) -> str:
@@ -189,13 +244,17 @@ def import_check(
         info["stderr"] = proc.stderr[-2000:]
         reason = f"import {module}: {_last_error_line(proc.stderr)}"
         return record(dist, "import", "failed", reason, elapsed, info)
-    for line in proc.stdout.splitlines():
-        if line.startswith("@@vet@@"):
-            with contextlib.suppress(ValueError):
-                info.update(json.loads(line[len("@@vet@@") :]))
-    if source is not None and info.get("file") and not str(info["file"]).startswith(str(source.resolve())):
-        reason = f"import {module} found {info['file']}, not the folder's code"
+    claims = child_claims(proc.stdout)
+    if claims is None:  # exit status 0, and the probe after the import never reported
+        reason = f"import {module}: the process ended (status 0) before the import returned"
         return record(dist, "import", "failed", reason, elapsed, info)
+    info["child_claims"], info["child_claims_note"] = claims, CLAIM_NOTE
+    if source is not None:
+        where = resolved_in(module, source)
+        info["resolved"] = where
+        if where is None or not where.startswith(str(source.resolve())):
+            reason = f"import {module}: the folder has no module {module}, so the import is not the folder's code"
+            return record(dist, "import", "failed", reason, elapsed, info)
     return record(dist, "import", "passed", None, elapsed, info)
 
 
@@ -267,6 +326,8 @@ def suite_check(
                     {"output": (proc.stdout + proc.stderr)[-2000:]},
                 )
             ]
+    for result in results:  # written by the child: say so on each record
+        result["info"] = {**(result.get("info") or {}), "claimed_by": SUITE_CLAIM}
     return results
 
 

@@ -44,6 +44,8 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "counts": dict(sorted(result.counts.items())),
         "not_counted": dict(sorted(result.mentions.items())),
         "files_scanned": result.files,
+        "files_not_read": result.not_read,
+        "not_read": result.not_read_examples,
         "seconds": round(result.seconds, 3),
         "gfx_targets": {path: targets for path, targets in sorted(result.gfx_targets.items())},
         "gfx_notes": dict(sorted(result.gfx_notes.items())),
@@ -56,8 +58,11 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     version = f" {doc['version']}" if doc["version"] else ""
     out.append(
         f"rocm-compat vet: {doc['name']}{version} ({_ORIGIN.get(doc['origin'], doc['origin'])}, "
-        f"{doc['files_scanned']} files read in {doc['seconds']:.1f} s)"
+        f"{doc['files_scanned'] - doc['files_not_read']} files read in {doc['seconds']:.1f} s)"
     )
+    if doc["files_not_read"]:
+        shown = ", ".join(doc["not_read"]) + (", ..." if doc["files_not_read"] > len(doc["not_read"]) else "")
+        out.append(f"  not read ({doc['files_not_read']}: no rule reads their kind): {shown}")
     out.append("")
     out.append(f"class {doc['class']}: {doc['verdict']}")
     out.append(f"  why: {doc['reason']}")

@@ -264,6 +264,16 @@ CUDA_RULES: tuple[Rule, ...] = (
         "JIT-compiles CUDA sources with torch.utils.cpp_extension.load on the import path: the "
         "package's core ops are CUDA kernels",
     ),
+    Rule(
+        "cuda-only-import-on-import-path",
+        DERIVED,
+        "",
+        "cuda",
+        "core",
+        "error",
+        "imports a CUDA-only Python library (PyCUDA, TensorRT, numba.cuda) as a shipped module is imported, "
+        "no fallback",
+    ),
     # ---- a native build at all (neither side: says whether C/C++ CUDA code is compiled) -----
     Rule(
         "build-native-extension",

@@ -17,7 +17,7 @@ from typing import IO
 
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
-from pytest_rocm.vet.jit import has_fallback, on_import_path
+from pytest_rocm.vet.jit import has_fallback, import_runs_on_import, on_import_path
 from pytest_rocm.vet.rules import (
     BINARY,
     BUILD,
@@ -43,6 +43,8 @@ from pytest_rocm.vet.vendored import VendoredTrees
 
 #: findings kept per (rule, context); all matches are counted
 KEEP_PER_RULE = 200
+#: paths of members not read that the report names (all are counted)
+KEEP_NOT_READ = 10
 
 
 @dataclass
@@ -62,6 +64,10 @@ class ScanResult:
     gfx_notes: dict[str, str] = field(default_factory=dict)  # what could not be read of them
     #: vendored trees whose findings did not count (the package does not build them)
     vendored_unbuilt: set[str] = field(default_factory=set)
+    #: members whose kind no rule reads (docs, data, licences, a script without a suffix): how
+    #: many, and the first ``KEEP_NOT_READ`` paths, so the report says what the verdict did not see
+    not_read: int = 0
+    not_read_examples: list[str] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
         tally = self.counts if finding.counts else self.mentions
@@ -128,6 +134,23 @@ BINDING_SYMBOLS = 3
 
 def _few_calls(text: str) -> bool:
     return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
+
+
+#: folders and files a build does not ship as the package's code (its tests, examples, docs)
+_NOT_SHIPPED_DIRS = frozenset(
+    {"tests", "test", "testing", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
+)
+_NOT_SHIPPED_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
+
+
+def ships(path: str) -> bool:
+    """Whether a Python file is code the package ships (a module of it, a top-level module the
+    build includes), not its tests, examples, docs or build script: an import there runs for users."""
+    parts = path.rsplit("!", 1)[-1].split("/")
+    name = parts[-1]
+    if name in _NOT_SHIPPED_FILES or name.startswith("test_") or name.endswith("_test.py"):
+        return False
+    return not any(part.lower() in _NOT_SHIPPED_DIRS for part in parts[:-1])
 
 
 class _Scanner:
@@ -199,6 +222,8 @@ class _Scanner:
                 rule_id, severity = "cuda-jit-import-path", "error"
             elif rule_id == "loads-nvidia-library" and has_fallback(tf.text, m.start()) and _few_calls(tf.text):
                 rule_id, severity = "probes-nvidia-library", "warning"
+            elif rule_id == "python-cuda-only-import" and ships(member.path) and import_runs_on_import(tf.text, number):
+                rule_id = "cuda-only-import-on-import-path"
             self.add(Finding(rule_id, member.path, number, trim(line), "info" if context else severity, context))
 
     def binary(self, member: Member) -> None:
@@ -257,6 +282,11 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
     for member in target.members:
         result.files += 1
         result.kinds[member.kind or "other"] += 1
+        if member.kind is None:
+            result.not_read += 1
+            if len(result.not_read_examples) < KEEP_NOT_READ:
+                result.not_read_examples.append(member.path)
+            continue
         inner = member.path.rsplit("!", 1)[-1]
         for rule in scanner.index.by_subject(PATH, member.kind):
             if rule.regex.search(inner):

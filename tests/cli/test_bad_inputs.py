@@ -198,6 +198,51 @@ BAD_REPORTS: list[tuple[str, bytes | str, str]] = [
 ]
 
 
+def sidecar_of(document: dict[str, Any], extra_lines: tuple[Any, ...] = ()) -> bytes:
+    """The sidecar an interrupted run of ``document`` leaves: its header fields on line 1, one
+    record a line, then ``extra_lines`` (any JSON values)."""
+    header = {k: v for k, v in document.items() if k not in ("schema", "results", "summary")}
+    lines: list[Any] = [{"schema": "pytest-rocm/report-sidecar/1", "pid": 1, **header}]
+    lines += document["results"] if isinstance(document["results"], list) else [document["results"]]
+    return "".join(json.dumps(line) + "\n" for line in (*lines, *extra_lines)).encode()
+
+
+def sidecar_with(change: Callable[[dict[str, Any]], Any], *extra_lines: Any) -> bytes:
+    document = copy.deepcopy(REPORT_GOOD)
+    change(document)
+    return sidecar_of(document, extra_lines)
+
+
+def _same(document: dict[str, Any]) -> None:
+    pass
+
+
+#: the line after the last record of REPORT_GOOD's sidecar
+_NEXT = len(REPORT_GOOD["results"]) + 2
+
+BAD_SIDECARS: list[tuple[str, bytes | str, str]] = [
+    ("line-number", sidecar_with(_same, 5), f"line {_NEXT}: expected a JSON object (one test's record), got int"),
+    ("line-string", sidecar_with(_same, "passed"), f"line {_NEXT}: expected a JSON object (one test's record), got str"),
+    ("line-list", sidecar_with(_same, [1, 2]), f"line {_NEXT}: expected a JSON object (one test's record), got list"),
+    ("line-null", sidecar_with(_same, None), f"line {_NEXT}: expected a JSON object (one test's record), got NoneType"),
+    ("record-empty", sidecar_with(_same, {}), f"line {_NEXT}: field 'nodeid' is missing"),
+    ("outcome-list", sidecar_with(_set("results.0.outcome", ["passed"])), "line 2: outcome is ['passed'], expected one of"),
+    ("nodeid-number", sidecar_with(_set("results.1.nodeid", 5)), "line 3: nodeid is 5, expected string"),
+    ("parity-number", sidecar_with(_set("results.0.parity", 5)), "line 2: parity is 5, expected array"),
+    ("parity-figure-text", sidecar_with(_set("results.0.parity.0.max_abs", "big")), "line 2: parity[0].max_abs is 'big'"),
+    ("info-list", sidecar_with(_set("results.0.info", [])), "line 2: info is [], expected object or null"),
+    ("nodeid-twice", sidecar_with(_same, REPORT_GOOD["results"][0]), f"line {_NEXT}: nodeid {REPORT_GOOD['results'][0]['nodeid']!r} is also on line 2"),
+    ("header-number", b"5\n", "line 1: schema is 'int', expected 'pytest-rocm/report-sidecar/1'"),
+    ("header-label", sidecar_with(_set("label", 5)), "line 1: label is 5, expected string"),
+    ("header-environment", sidecar_with(_set("environment", [])), "line 1: environment is [], expected object"),
+    ("header-scale", sidecar_with(_set("scale", 1)), "line 1: scale is 1, expected one of"),
+    ("environment-line-device", sidecar_with(_same, {"sidecar": "environment", "device": 5}), f"line {_NEXT}: device is 5, expected string or null"),
+    ("environment-line-kind", sidecar_with(_same, {"sidecar": []}), f"line {_NEXT}: sidecar is [], expected 'environment' or 'running'"),
+    ("running-line-no-nodeid", sidecar_with(_same, {"sidecar": "running", "feature": "a/b", "suite": "a"}), f"line {_NEXT}: nodeid is None, expected a non-empty string"),
+    ("running-line-feature-number", sidecar_with(_same, {"sidecar": "running", "nodeid": "a.py::b", "feature": 5, "suite": "a"}), f"line {_NEXT}: feature is 5, expected a non-empty string"),
+]  # fmt: skip
+
+
 @dataclass
 class Case:
     id: str
@@ -225,6 +270,15 @@ def _cases() -> list[Case]:
         cases.append(
             Case(f"diff-{name}", ["diff", "{good_report}", "{tmp}/bad.json"], {"bad.json": content}, 2, expect,
                  "rocm-compat diff: {tmp}/bad.json: ")
+        )  # fmt: skip
+    for name, content, expect in BAD_SIDECARS:
+        cases.append(
+            Case(f"table-sidecar-{name}", ["table", "{tmp}/r.json.partial.jsonl"], {"r.json.partial.jsonl": content}, 2,
+                 expect, "rocm-compat table: {tmp}/r.json.partial.jsonl: ")
+        )  # fmt: skip
+        cases.append(
+            Case(f"diff-sidecar-{name}", ["diff", "{good_report}", "{tmp}/r.json.partial.jsonl"],
+                 {"r.json.partial.jsonl": content}, 2, expect, "rocm-compat diff: {tmp}/r.json.partial.jsonl: ")
         )  # fmt: skip
     numbers = [
         ("diff-floor-negative", ["--floor", "-1"], "argument --floor: '-1': the floor must be at least 0"),
@@ -370,6 +424,8 @@ class PytestCase:
     ini: str = ""
     files: dict[str, bytes | str] = field(default_factory=dict)
     expect: str = ""
+    #: a pyproject.toml instead of the tox.ini of ``ini`` (its whole text)
+    toml: str = ""
 
 
 PYTEST_CASES = [
@@ -387,7 +443,18 @@ PYTEST_CASES = [
     PytestCase("report-device", ["--rocm-report=r.json"], files={"r.json": DEVICE}, expect="--rocm-report r.json: cannot write (r.json is a character device"),
     PytestCase("report-folder", ["--rocm-report=r.json"], files={"r.json": FOLDER}, expect="--rocm-report r.json: cannot write (r.json is a directory"),
     PytestCase("report-sidecar-fifo", ["--rocm-report=r.json"], files={"r.json.partial.jsonl": FIFO}, expect="cannot write (r.json.partial.jsonl is a FIFO"),
-    PytestCase("report-variable-device", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": DEVICE}, expect="cannot write (r.json is a character device"),
+    PytestCase("report-variable-device", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": DEVICE}, expect="PYTEST_ROCM_REPORT=r.json: cannot write (r.json is a character device"),
+    PytestCase("report-variable-fifo", [], env={"PYTEST_ROCM_REPORT": "r.json"}, files={"r.json": FIFO}, expect="PYTEST_ROCM_REPORT=r.json: cannot write (r.json is a FIFO"),
+    PytestCase("report-ini-fifo", [], ini="rocm_report = r.json", files={"r.json": FIFO}, expect="rocm_report in tox.ini=r.json: cannot write (r.json is a FIFO"),
+    PytestCase("report-toml-folder", [], toml='[tool.pytest]\nrocm_report = "r.json"\n', files={"r.json": FOLDER}, expect="rocm_report in pyproject.toml=r.json: cannot write (r.json is a directory"),
+    PytestCase("report-toml-number", [], toml="[tool.pytest]\nrocm_report = 5\n", expect="rocm_report in pyproject.toml=5: expected a string, not an integer"),
+    PytestCase("gfx-toml-list", [], toml='[tool.pytest]\nrocm_gfx = ["gfx1100", "gfx11OO"]\n', expect="rocm_gfx in pyproject.toml='gfx1100,gfx11OO': bad architecture pattern 'gfx11OO'"),
+    PytestCase("gfx-toml-ini-options-list", [], toml='[tool.pytest.ini_options]\nrocm_gfx = ["gfx11OO"]\n', expect="rocm_gfx in pyproject.toml='gfx11OO': bad architecture pattern 'gfx11OO'"),
+    PytestCase("gfx-toml-list-of-numbers", [], toml="[tool.pytest]\nrocm_gfx = [1100]\n", expect="rocm_gfx in pyproject.toml=[1100]: expected a string or a list of strings, not a list"),
+    PytestCase("plan-rocm-toml-number", [], toml="[tool.pytest]\nrocm_plan_rocm = 6.2\n", expect="rocm_plan_rocm in pyproject.toml=6.2: expected a string, not a number (write rocm_plan_rocm = '6.2')"),
+    PytestCase("label-toml-list", [], toml='[tool.pytest]\nrocm_label = ["a", "b"]\n', expect="rocm_label in pyproject.toml=['a', 'b']: expected a string, not a list"),
+    PytestCase("require-gpu-toml-number", [], toml="[tool.pytest]\nrocm_require_gpu = 1\n", expect="rocm_require_gpu in pyproject.toml=1: expected a string, not an integer"),
+    PytestCase("timeout-toml-number", ["-p", "pytest_timeout"], toml="[tool.pytest]\ntimeout = 5\n", expect="timeout in pyproject.toml=5: expected a string, not an integer (write timeout = '5')"),
     PytestCase("label-empty", ["--rocm-label="], expect="--rocm-label='': an empty label names nothing"),
     PytestCase("label-newline", ["--rocm-label=a\nb"], expect="--rocm-label='a\\nb': a label cannot contain control characters"),
     PytestCase("env-empty", ["--rocm-env="], expect="--rocm-env='': an empty path names no file"),
@@ -429,6 +496,8 @@ def test_bad_plugin_input_is_one_usage_error_line(
     pytester.makepyfile(test_x="def test_a(): pass\n")
     if case.ini:
         pytester.makeini(f"[pytest]\n{case.ini}\n")
+    if case.toml:
+        pytester.makepyprojecttoml(case.toml)
     _make(pytester.path, case.files)
     before = snapshot(pytester.path)
     start = time.monotonic()
@@ -441,3 +510,82 @@ def test_bad_plugin_input_is_one_usage_error_line(
     assert not any("Traceback" in line or "INTERNALERROR" in line for line in result.outlines + result.errlines)
     assert elapsed < LIMIT_S
     assert snapshot(pytester.path) == before
+
+
+# -- the whole class: a JSON value of the wrong type at any level of a report or a sidecar ---------
+def _nodes(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into ``node`` (the first two items of a list; not into the embedded environment,
+    which the environment cases above cover)."""
+    found = [path] if path else []
+    if path[:1] == ("environment",) and len(path) > 1:
+        return found
+    if isinstance(node, dict):
+        items: list[tuple[Any, Any]] = list(node.items())
+    elif isinstance(node, list):
+        items = list(enumerate(node[:2]))
+    else:
+        items = []
+    for key, value in items:
+        found += _nodes(value, (*path, key))
+    return found
+
+
+def _rich_report() -> dict[str, Any]:
+    """REPORT_GOOD with the optional parts a reader uses on its first record: perf, a known issue,
+    attempts, the accelerator flag, a parity record's counts (shapes as docs/report.md gives them)."""
+    document = copy.deepcopy(REPORT_GOOD)
+    first = document["results"][0]
+    first["perf"] = {
+        "median_s": 0.001,
+        "spread": 0.02,
+        "reps": 5,
+        "work": {"flops": 1e9},
+        "throughput": 1e12,
+        "unit": "FLOP/s",
+        "peak_fraction": 0.01,
+        "dtype": "float16",
+        "backend": {"blas": "hipblaslt"},
+    }
+    first["info"] = {
+        "issue": {"url": "https://github.com/pytorch/pytorch/issues/1", "seen_on": "rocm6.2", "fixed_in": "2.7"},
+        "dims": {"m": 1},
+    }
+    first["attempts"], first["accelerator"] = 2, True
+    first["parity"][0].update({"n_bad": 3, "numel": 10, "normwise_tol": 0.01, "name": "out"})
+    document["scale"] = "ci"
+    return document  # fmt: skip
+
+
+#: one of each JSON type (a bool is an int to Python; -1 and [5] are cases of these for a reader)
+WRONG_VALUES: list[Any] = [5, "x", [], {}, None]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("form", ["report", "sidecar"])
+def test_a_wrong_value_anywhere_is_one_line_never_a_traceback(
+    form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rich = _rich_report()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(rich))
+    bad = tmp_path / ("bad.json" if form == "report" else "bad.json.partial.jsonl")
+    for path in _nodes(rich):
+        for value in WRONG_VALUES:
+            document = copy.deepcopy(rich)
+            node: Any = document
+            for part in path[:-1]:
+                node = node[part]
+            node[path[-1]] = value
+            bad.write_bytes(json.dumps(document).encode() if form == "report" else sidecar_of(document))
+            # the sidecar's lines are read by the same loader: one command shows it (the report
+            # form runs the comparison too, which reads every field)
+            commands = [["table", str(bad)]] + ([["diff", str(good), str(bad)]] if form == "report" else [])
+            for argv in commands:
+                status = cli.main(argv)
+                out, err = capsys.readouterr()
+                where = f"{path} = {value!r}: {argv[0]}"
+                assert status in (0, 1, 2), where
+                assert "Traceback" not in out + err, where
+                if status == 2:
+                    lines = [line for line in err.splitlines() if line.strip()]
+                    assert len(lines) == 1 and lines[0].startswith(f"rocm-compat {argv[0]}: {bad}: "), (where, lines)

@@ -224,6 +224,75 @@ def test_gpu_body_needs_cuda():
     assert not [name for name, (outcome, _) in got.items() if outcome == F]
 
 
+NVIDIA_SUITE = """
+import pytest
+
+@pytest.mark.gpu
+def test_gpu(): pass
+
+@pytest.mark.rocm
+def test_rocm(): pass
+
+@pytest.mark.gfx("sm_90")
+def test_hopper(): pass
+
+@pytest.mark.gfx("sm_8*")
+def test_ampere(): pass
+
+@pytest.mark.gfx("cdna3")
+def test_cdna3(): pass
+
+@pytest.mark.skip_gfx("sm_90", reason="broken on hopper")
+def test_skip_hopper(): pass
+
+@pytest.mark.rocm_version(">=6.1")
+def test_rocm_version(): pass
+
+def test_uses_device(rocm_device): pass
+
+@pytest.mark.torch_version(">=2.6")
+def test_torch(): pass
+"""
+
+
+def test_a_plan_for_an_nvidia_architecture_is_the_cuda_column_planned_the_same_way(pytester: pytest.Pytester) -> None:
+    """``--rocm-gfx=sm_90`` with no device here: a CUDA plan (backend cuda, arch sm_90), each test
+    decided as on that device; before, "a plan needs one architecture: sm_90 could be nothing known"."""
+    pytester.makepyfile(NVIDIA_SUITE)
+    got = outcomes(pytester.inline_run(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=sm_90"))
+    would = "would run on sm_90 (plan)"
+    for name in ("test_gpu", "test_hopper", "test_uses_device"):
+        assert got[name] == (S, would), name
+    assert got["test_rocm"] == (S, "needs the ROCm backend, the plan is for sm_90 (CUDA)")
+    assert got["test_ampere"] == (S, "needs sm_8*, the plan is for sm_90")
+    assert got["test_cdna3"] == (S, "needs cdna3, the plan is for sm_90")
+    assert got["test_skip_hopper"] == (S, "broken on hopper (sm_90 matches: the plan is for sm_90)")
+    assert got["test_rocm_version"] == (
+        S,
+        "needs ROCm >=6.1, the plan for sm_90 is a CUDA plan, which has no ROCm runtime",
+    )
+    assert got["test_torch"][0] == P  # needs no device: it ran here
+    result = pytester.runpytest(f"--rocm-env={ENVS}/cpu_only.json", "--rocm-gfx=sm_90", "-p", "no:cacheprovider")
+    assert "rocm: backend=cuda torch=2.6.0+cpu device=plan:sm_90 [plan: sm_90, no device here]" in result.outlines
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rocm-gfx=sm_90", "--rocm-plan-rocm=6.2"], "--rocm-plan-rocm: the plan for sm_90 is a CUDA plan, which assumes no ROCm*"),
+        (["--rocm-gfx=sm_9*"], "--rocm-gfx=sm_9*: no device here, so this run is a plan, and a plan needs one architecture: sm_9* could be no single one (name one: sm_90)"),
+    ],
+    ids=["rocm-version", "glob"],
+)  # fmt: skip
+def test_a_cuda_plan_refuses_what_it_cannot_plan_in_one_line(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile(NVIDIA_SUITE)
+    result = pytester.runpytest(f"--rocm-env={ENVS}/cpu_only.json", *args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
 ARCH_AND_VERSION = """
 import pytest
 

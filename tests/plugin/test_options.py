@@ -68,6 +68,41 @@ def test_report_and_label_are_published_for_other_plugins(pytester, monkeypatch)
     result.stdout.fnmatch_lines(["*REPORT=cli.json LABEL=cli REQ=True"])
 
 
+@pytest.mark.parametrize("table", ["tool.pytest", "tool.pytest.ini_options"])
+def test_a_toml_list_is_the_comma_separated_list(pytester, table) -> None:
+    """``rocm_gfx = ["gfx1036", "gfx1100"]`` in pyproject.toml: two patterns, read whole."""
+    pytester.makepyprojecttoml(f'[{table}]\nrocm_gfx = ["gfx1036", "gfx1100"]\nrocm_require_gpu = true\n')
+    pytester.makepyfile(SHOW)
+    result = pytester.runpytest(IGPU, "-s", "-W", "error::pytest.PytestDeprecationWarning")
+    assert result.ret == 0, result.outlines
+    result.stdout.fnmatch_lines(["rocm: * device=1:gfx1036 *", "*GFX=gfx1036,gfx1100 * REQ=True"])
+
+
+def test_a_list_pytest_warns_about_is_read_without_its_warning() -> None:
+    """pytest 9.1 and later hand a TOML list in ``[tool.pytest.ini_options]`` over to a string
+    option with a PytestRemovedIn10Warning: read through ``ini_text``, the list is the value and
+    no warning reaches the user (the error, if any, says it all)."""
+    import warnings
+
+    from pytest_rocm.plugin.inivalues import ini_text
+
+    class Config:
+        inipath = Path("pyproject.toml")
+
+        def getini(self, name: str) -> object:
+            warnings.warn(pytest.PytestDeprecationWarning("non-str value for a string option"), stacklevel=2)
+            return ["gfx1100", "gfx90a"]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert ini_text(Config(), "rocm_gfx", takes_list=True) == "gfx1100,gfx90a"  # type: ignore[arg-type]
+        with pytest.raises(
+            pytest.UsageError, match=r"rocm_label in pyproject.toml=\['gfx1100', 'gfx90a'\]: expected a string"
+        ):
+            ini_text(Config(), "rocm_label")  # type: ignore[arg-type]
+    assert caught == []
+
+
 def test_device_option_is_normalised(pytester) -> None:
     pytester.makepyfile(SHOW)
     result = pytester.runpytest(IGPU, "-s", "--rocm-device=cuda")

@@ -128,7 +128,9 @@ def test_a_run_killed_before_the_child_finished_keeps_its_results(pytester: pyte
     assert result.ret == -signal.SIGKILL or result.ret != 0
     sidecar = pytester.path / "r.json.partial.jsonl"
     loaded = report_load.load_report(sidecar)
-    assert [r["outcome"] for r in loaded["results"]] == ["passed", "failed"]
+    # the test the kill took down is named: it started and never finished
+    assert [r["outcome"] for r in loaded["results"]] == ["passed", "failed", "crashed"]
+    assert loaded["results"][2]["nodeid"].endswith("test_c_kills_the_run")
     assert loaded["environment"] == {} and loaded["interrupted"] is True
     assert loaded["label"].endswith("(environment not detected)")
 
@@ -145,7 +147,7 @@ def test_a_run_killed_after_the_child_finished_keeps_the_environment(here: dict,
     )
     _run(pytester, "--rocm-label=killed")
     loaded = report_load.load_report(pytester.path / "r.json.partial.jsonl")
-    assert [r["outcome"] for r in loaded["results"]] == ["passed", "passed", "passed"]
+    assert [r["outcome"] for r in loaded["results"]] == ["passed", "passed", "passed", "crashed"]
     assert loaded["label"] == "killed" and loaded["device"] == "cpu" and loaded["scale"] == "ci"
     assert loaded["environment"]["torch"] == here["torch"]
 

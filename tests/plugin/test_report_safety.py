@@ -190,3 +190,85 @@ def test_a_link_swapped_in_after_the_check_is_not_followed(tmp_path: Path) -> No
         with pytest.raises(files.UnsafeTarget, match="symbolic link"):
             files.Sidecar(link)
     assert victim.read_text() == "keep me\n" and real_not_regular(victim) is None
+
+
+# -- a crash says how the process died, and which test it took down -------------------------------
+CRASHES = """
+import os, resource, signal, pytest
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core files from the crashes below
+def test_before():
+    pass
+@pytest.mark.feature("crash/segfault")
+def test_segfault():
+    os.kill(os.getpid(), signal.SIGSEGV)  # a real SIGSEGV: pytest's faulthandler dumps, then dies of it
+"""
+
+
+def _crashed(document: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {r["feature"]: r for r in document["results"]}  # type: ignore[attr-defined, index]
+
+
+def test_a_serial_run_killed_by_a_segfault_names_the_test_it_died_in(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_rocm import cli
+    from pytest_rocm.report.deaths import how_it_ended
+    from pytest_rocm.report.load import load_report
+
+    pytester.makepyfile(**{"suites/operators/test_crash": CRASHES + "def test_never_reached():\n    pass\n"})
+    monkeypatch.setenv("PYTHONPATH", _subprocess_env()["PYTHONPATH"])
+    result = pytester.runpytest_subprocess(
+        "suites", "-p", "no:randomly", "-p", "no:cacheprovider", "--rocm-report=r.json", CPU_ENV
+    )
+    assert result.ret == -11, result.outlines + result.errlines  # the process died of the signal
+    assert not (pytester.path / "r.json").exists()
+    sidecar = pytester.path / "r.json.partial.jsonl"
+    rows = _crashed(load_report(sidecar))  # type: ignore[arg-type]
+    assert rows["operators/before"]["outcome"] == "passed"
+    assert rows["crash/segfault"]["outcome"] == "crashed"  # the row, named by its feature marker
+    assert rows["crash/segfault"]["nodeid"] == "suites/operators/test_crash.py::test_segfault"
+    assert "how is not recorded" in str(rows["crash/segfault"]["reason"])
+    assert "operators/never_reached" not in rows  # never started: no row is invented for it
+    # whoever waited for the process knows how it ended (rocm-compat run passes it on)
+    told = _crashed(load_report(sidecar, ended=how_it_ended(result.ret)))  # type: ignore[arg-type]
+    assert (
+        told["crash/segfault"]["reason"] == "the run's process died while this test ran: killed by SIGSEGV (signal 11)"
+    )
+    assert cli.main(["table", "--format", "csv", str(sidecar)]) == 0
+    assert "crash/segfault" in capsys.readouterr().out
+
+
+def test_under_xdist_a_crashed_row_says_which_signal_or_status_ended_the_worker(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        **{
+            "suites/operators/test_crash": CRASHES
+            + """
+@pytest.mark.feature("crash/abort")
+def test_abort():
+    os.abort()
+@pytest.mark.feature("crash/exit")
+def test_exit():
+    os._exit(3)
+@pytest.mark.feature("crash/killed")
+def test_killed():
+    os.kill(os.getpid(), signal.SIGKILL)
+def test_after():
+    pass
+"""
+        }
+    )
+    monkeypatch.setenv("PYTHONPATH", _subprocess_env()["PYTHONPATH"])
+    result = pytester.runpytest_subprocess(
+        "suites", "-n", "2", "--max-worker-restart", "8", "--rocm-report=r.json", "-p", "no:cacheprovider", CPU_ENV
+    )
+    rows = _crashed(json.loads((pytester.path / "r.json").read_text()))
+    reasons = {f: rows[f]["reason"] for f in ("crash/segfault", "crash/abort", "crash/exit", "crash/killed")}
+    assert all(rows[f]["outcome"] == "crashed" for f in reasons), (reasons, result.outlines)
+    assert str(reasons["crash/segfault"]).endswith(": killed by SIGSEGV (signal 11)"), reasons
+    assert str(reasons["crash/abort"]).endswith(": killed by SIGABRT (signal 6)"), reasons
+    assert str(reasons["crash/exit"]).endswith(": exit status 3"), reasons
+    assert str(reasons["crash/killed"]).endswith(": killed by SIGKILL (signal 9)"), reasons
+    assert "crashed while running" in str(reasons["crash/segfault"])
+    assert rows["operators/before"]["outcome"] == rows["operators/after"]["outcome"] == "passed"

@@ -302,5 +302,40 @@ def test_a_sidecar_line_of_an_unknown_kind_is_one_error(tmp_path: Path) -> None:
     sidecar = files.Sidecar(path, {"label": "L"})
     sidecar.append({"sidecar": "gossip"})  # type: ignore[typeddict-item]
     sidecar.close()
-    with pytest.raises(ReportError, match=r"line 2: sidecar is 'gossip', expected 'environment'"):
+    with pytest.raises(ReportError, match=r"line 2: sidecar is 'gossip', expected 'environment' or 'running'"):
         report_load.load_report(path)
+
+
+def test_a_test_started_and_never_finished_is_the_crashed_row(tmp_path: Path) -> None:
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"label": "L"})
+    sidecar.append_running("a.py::first", "a/first", "a")
+    sidecar.append({"nodeid": "a.py::first", "feature": "a/first", "outcome": "passed"})
+    sidecar.append_running("a.py::second", "marked/second", "a")  # the process died in it
+    sidecar.close()
+    loaded = report_load.load_report(path)
+    assert [(r["nodeid"], r["feature"], r["outcome"]) for r in loaded["results"]] == [
+        ("a.py::first", "a/first", "passed"),
+        ("a.py::second", "marked/second", "crashed"),
+    ]
+    assert loaded["summary"]["crashed"] == 1
+    told = report_load.load_report(path, ended="killed by SIGABRT (signal 6)")
+    assert told["results"][1]["reason"] == "the run's process died while this test ran: killed by SIGABRT (signal 6)"
+    # a finished run's sidecar: every started test has its result, no crash is invented
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"nodeid": "a.py::second", "feature": "marked/second", "outcome": "failed"}) + "\n")
+    assert [r["outcome"] for r in report_load.load_report(path)["results"]] == ["passed", "failed"]
+
+
+def test_a_crashed_row_says_how_the_worker_ended() -> None:
+    from pytest_rocm.report.deaths import how_it_ended
+
+    assert how_it_ended(-11) == "killed by SIGSEGV (signal 11)"
+    assert how_it_ended(-6) == "killed by SIGABRT (signal 6)" and how_it_ended(-9) == "killed by SIGKILL (signal 9)"
+    assert how_it_ended(3) == "exit status 3" and how_it_ended(-200) == "killed by an unknown signal (signal 200)"
+    crash = [phase("???", "failed", "worker 'gw1' crashed while running 'a.py::t'")]
+    record = report.build_record("a.py::t", crash, died="killed by SIGSEGV (signal 11)")
+    assert record["outcome"] == "crashed"
+    assert record["reason"] == "worker 'gw1' crashed while running 'a.py::t': killed by SIGSEGV (signal 11)"
+    timed = report.build_record("a.py::t", crash, elapsed=3.0, timeout=2.0, died="exit status 1")
+    assert timed["outcome"] == "timeout" and timed["reason"].endswith("over the 2s timeout: exit status 1")

@@ -279,3 +279,51 @@ def test_a_verdict_with_built_evidence_on_both_sides_is_not_high_confidence(tmp_
     _, _, verdict = vet(str(_binary_wheel(tmp_path, hip_binary=True)))
     assert verdict.klass == 3 and verdict.confidence == "medium"
     assert {f.rule for f in verdict.contrary} >= {"links-cuda-library"}
+
+
+# 7 -- a CUDA-only import in a module the build ships, outside the package folder --------------
+def _with_a_top_level_module(tmp_path: Path, module: str, where: str = "fastkern.py") -> Path:
+    files: dict[str, str | bytes] = {
+        "PKG-INFO": "Metadata-Version: 2.1\nName: kernpkg\nVersion: 1.0\n",
+        "pyproject.toml": (
+            '[project]\nname = "kernpkg"\nversion = "1.0"\n'
+            '[tool.setuptools]\npy-modules = ["fastkern"]\npackages = ["kernpkg"]\n'
+        ),
+        "kernpkg/__init__.py": "def f():\n    return 1\n",
+        where: module,
+        "README.md": "# kernpkg\n",
+        "bin/kernrun": "#!/usr/bin/env python\nimport fastkern\n",
+    }
+    return make_sdist(tmp_path / "kernpkg-1.0.tar.gz", files, "kernpkg-1.0")
+
+
+PYCUDA_MODULE = "import pycuda.autoinit\nimport pycuda.driver as drv\nfrom pycuda.compiler import SourceModule\n"
+
+
+def test_a_cuda_only_import_in_a_shipped_top_level_module_is_class_4(tmp_path: Path) -> None:
+    """Was class 1, "pure Python: no GPU code found": the import was read but weighed as a caveat,
+    though the module cannot be imported without PyCUDA."""
+    _, result, verdict = vet(str(_with_a_top_level_module(tmp_path, PYCUDA_MODULE)))
+    assert verdict.klass == 4, verdict.reason
+    assert [f.path for f in verdict.evidence if f.rule == "cuda-only-import-on-import-path"] == [
+        "kernpkg-1.0/fastkern.py"
+    ]
+    # and what was not read is said: the verdict saw neither of these
+    assert result.not_read == 2 and result.not_read_examples == ["kernpkg-1.0/README.md", "kernpkg-1.0/bin/kernrun"]
+
+
+@pytest.mark.parametrize(
+    ("module", "where"),
+    [
+        ("try:\n    import pycuda.driver as drv\nexcept ImportError:\n    drv = None\n", "fastkern.py"),
+        ("def compile_kernel(src):\n    from pycuda.compiler import SourceModule\n    return SourceModule(src)\n", "fastkern.py"),
+        ("if __name__ == '__main__':\n    import pycuda.autoinit\n", "fastkern.py"),
+        (PYCUDA_MODULE, "tests/test_kernels.py"),
+        (PYCUDA_MODULE, "examples/demo.py"),
+    ],
+    ids=["guarded", "in-a-function", "main-block", "tests", "examples"],
+)  # fmt: skip
+def test_control_an_opt_in_or_unshipped_cuda_import_stays_a_caveat(tmp_path: Path, module: str, where: str) -> None:
+    _, result, verdict = vet(str(_with_a_top_level_module(tmp_path, module, where)))
+    assert verdict.klass == 1, verdict.reason
+    assert "python-cuda-only-import" in rules(result) and "cuda-only-import-on-import-path" not in rules(result)

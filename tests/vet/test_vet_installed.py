@@ -16,7 +16,7 @@ from fake_packages import write_tree
 from pytest_rocm.cli import main
 from pytest_rocm.report.load import load_report
 from pytest_rocm.vet import vet
-from pytest_rocm.vet.live import library_suite, live_check, primary_module
+from pytest_rocm.vet.live import SUITE_CLAIM, library_suite, live_check, primary_module
 
 
 def make_installed(site: Path, name: str, files: dict[str, str], extra_record: tuple[str, ...] = ()) -> None:
@@ -65,7 +65,8 @@ def test_live_import_records_pass_fail_crash_and_hang(site: Path, tmp_path: Path
     ok = live_check("okpkg", {"okpkg"}, timeout=30)
     rec = ok["records"][0]
     assert (rec["outcome"], rec["feature"], rec["suite"]) == ("passed", "vet/okpkg/import", "vet")
-    assert rec["info"]["public_callables"] == 1 and rec["info"]["examples"] == ["add"]
+    claims = rec["info"]["child_claims"]  # what the probe in the child said, labelled as such
+    assert claims["public_callables"] == 1 and claims["examples"] == ["add"]
     # --run does execute it (the record lists its callables), in the sandbox: its write does not land
     assert ok["check"] == "smoke" and not (tmp_path / "IMPORTED").exists()
 
@@ -75,6 +76,37 @@ def test_live_import_records_pass_fail_crash_and_hang(site: Path, tmp_path: Path
     assert crashed["outcome"] == "crashed" and "SIGSEGV" in crashed["reason"]
     hung = live_check("hangpkg", {"hangpkg"}, timeout=1.5)["records"][0]
     assert hung["outcome"] == "timeout" and hung["duration"] < 30
+
+
+PLANTS = (
+    "import atexit, json, sys\n"
+    "FAKE = {'torch': '2.6.0+rocm6.2', 'hip': '6.2.41134', 'note': 'verified on ROCm', 'outcome': 'passed',\n"
+    "        'module': 'liarpkg', 'public_callables': 'all of them'}\n"
+    "print('@@vet@@' + json.dumps(FAKE))\n"
+    "atexit.register(lambda: print('@@vet@@' + json.dumps(FAKE)))  # after the probe's own line too\n"
+)
+
+
+def test_a_vetted_package_cannot_write_its_own_live_record(site: Path) -> None:
+    """The package printed the probe's marker line itself, before and after the probe's: its
+    facts (torch, hip, a note) were merged into the record as if the parent had observed them."""
+    make_installed(site, "liarpkg", {"liarpkg/__init__.py": PLANTS})
+    rec = live_check("liarpkg", {"liarpkg"}, timeout=30)["records"][0]
+    assert rec["outcome"] == "passed"  # what the parent saw: the import returned, status 0
+    info = rec["info"]
+    assert not {"torch", "hip", "note", "outcome", "public_callables"} & set(info)  # nothing planted as a fact
+    assert set(info) == {"module", "child_claims", "child_claims_note", "dist_version"}
+    assert (info["module"], info["dist_version"]) == ("liarpkg", "1.0")  # the parent's own
+    assert "its claim" in info["child_claims_note"]
+    claims = info["child_claims"]
+    assert "note" not in claims and "public_callables" not in claims  # unknown key, wrong type: dropped
+    assert claims["torch"] == "2.6.0+rocm6.2"  # kept, but only as the child's claim
+
+
+def test_an_import_that_ends_the_process_before_the_probe_reports_is_no_pass(site: Path) -> None:
+    make_installed(site, "exitpkg", {"exitpkg/__init__.py": "import os\nos._exit(0)\n"})
+    rec = live_check("exitpkg", {"exitpkg"}, timeout=30)["records"][0]
+    assert rec["outcome"] == "failed" and "before the import returned" in rec["reason"]
 
 
 def test_live_not_installed_is_the_not_installed_outcome() -> None:
@@ -98,6 +130,8 @@ def test_live_runs_the_matching_library_suite(site: Path, tmp_path: Path) -> Non
     assert live["check"] == "suite"
     outcomes = {r["feature"]: r["outcome"] for r in live["records"]}
     assert outcomes == {"vet/okpkg/import": "passed", "libraries/add": "passed", "libraries/add_wrong": "failed"}
+    # the suite's records come from the child's report: each says so
+    assert [r["info"]["claimed_by"] for r in live["records"][1:]] == [SUITE_CLAIM, SUITE_CLAIM]
 
 
 def test_cli_run_writes_a_report_the_table_can_read(
