@@ -7,6 +7,10 @@
    generic smoke check (it lists the module's public callables).
 
 This is the only part of vet that executes the target's code, and only when asked.
+
+Why this module is long: what the child may see (its allow-list environment, the folders bound
+into its sandbox) and what the parent records of it (observed facts apart from the child's claims)
+are one boundary; split, each half would have to trust the other's view of it.
 """
 
 from __future__ import annotations
