@@ -1,4 +1,4 @@
-"""The line-based reading of :mod:`pytest_rocm.vet.jit`'s two questions, for a file :mod:`ast`
+"""The line-based reading of :mod:`pytest_rocm.vet.reach`'s two questions, for a file :mod:`ast`
 cannot read (a Python 2 file in an old sdist, a syntax error, null bytes, nesting too deep).
 
 It judges by indentation, so it errs (a method of a class instantiated at module level reads as

@@ -42,8 +42,47 @@ Tier = Literal["core", "source", "caveat", "aware", "mention", "usage", "safety"
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 #: where a finding sits: "comment" (in a comment or docstring), "optional" (an extra's
-#: requirement), "vendored" (in another project's tree that the package does not build)
-Context = Literal["", "comment", "optional", "vendored"]
+#: requirement), "vendored" (in another project's tree that the package does not build),
+#: "opt-in" (code the import path does not run: a function only an opt-in API calls),
+#: "fallback" (a load in a ``try`` whose ``except`` carries on), "optional-module" (in a
+#: sub-package the package's own import does not load): none of them decides a verdict
+Context = Literal["", "comment", "optional", "vendored", "opt-in", "fallback", "optional-module"]
+#: what part of the package a file is: its runtime code (modules, binaries, metadata), its
+#: build, its tests, or its examples (demos, benchmarks, docs); only runtime and build decide
+Place = Literal["runtime", "build", "tests", "examples"]
+_TEST_DIRS = frozenset({"tests", "test", "testing", "test_utils", "unittests", "unit_tests", "testdata", "test_data"})
+_EXAMPLE_DIRS = frozenset(
+    {
+        "examples",
+        "example",
+        "demos",
+        "demo",
+        "samples",
+        "benchmarks",
+        "benchmark",
+        "docs",
+        "doc",
+        "notebooks",
+        "tutorials",
+    }
+)
+_BUILD_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml", "cmakelists.txt", "makefile", "meson.build"})
+
+
+def place_of(path: str) -> Place:
+    """Where a member lives, from its path (the innermost archive's, for a nested one)."""
+    parts = path.rsplit("!", 1)[-1].lower().split("/")
+    name = parts[-1]
+    for part in parts[:-1]:
+        if part in _TEST_DIRS or part.endswith("_tests"):
+            return "tests"
+        if part in _EXAMPLE_DIRS:
+            return "examples"
+    if name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+        return "tests"
+    if name in _BUILD_FILES or name.endswith((".cmake", ".bzl")) or name == "noxfile.py":
+        return "build"
+    return "runtime"
 
 
 @dataclass(frozen=True)
@@ -147,9 +186,15 @@ class Finding:
         return RULES_BY_ID[self.rule]  # the tables register when pytest_rocm.vet.rules is imported
 
     @property
+    def place(self) -> Place:
+        return place_of(self.path)
+
+    @property
     def counts(self) -> bool:
-        """Whether it is evidence for the verdict (not in a comment, an optional extra or a vendored tree)."""
-        return not self.context
+        """Whether it is evidence for the verdict: not in a comment, an optional extra, a
+        vendored tree or an opt-in path, and in the package's runtime code or build (its tests
+        and examples say how it is tested and used, not what it is). Safety findings always count."""
+        return not self.context and (self.spec.side == "safety" or self.place in ("runtime", "build"))
 
     def to_json(self) -> dict[str, object]:
         rule = self.spec
@@ -162,6 +207,7 @@ class Finding:
             "side": rule.side,
             "tier": rule.tier,
             "context": self.context or None,
+            "place": self.place,
             "message": rule.message,
         }
 

@@ -1,7 +1,9 @@
 """Apply the rule table to a target's members: text rules line by line, path rules to names,
 ELF rules to binaries. Matches inside comments and docstrings are kept as ``info`` (context
 ``comment``); matches in a vendored tree the package does not build as ``info`` (context
-``vendored``): neither decides a verdict.
+``vendored``); CUDA matches in code the package's import does not run (context ``opt-in``,
+``fallback``, ``optional-module``: :mod:`reach`, :mod:`modules`), and matches in its tests and
+examples, as ``info`` too: none decides a verdict.
 """
 
 from __future__ import annotations
@@ -11,19 +13,22 @@ import re
 import struct
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
-from pytest_rocm.vet.jit import has_fallback, import_runs_on_import, on_import_path
+from pytest_rocm.vet.modules import ImportGraph
+from pytest_rocm.vet.reach import has_fallback, import_runs_on_import, on_import_path, reach_at, unit_calls
+from pytest_rocm.vet.rule import place_of
 from pytest_rocm.vet.rules import (
     BINARY,
     BUILD,
     METADATA,
     NEEDED,
     PATH,
+    PYTHON,
     REQUIREMENTS,
     RULES,
     SECTION,
@@ -68,39 +73,61 @@ class ScanResult:
     #: many, and the first ``KEEP_NOT_READ`` paths, so the report says what the verdict did not see
     not_read: int = 0
     not_read_examples: list[str] = field(default_factory=list)
+    #: CUDA findings in optional code, by the part they are in ("numba/cuda/: a sub-package the
+    #: package's import does not load"): a caveat, not the verdict
+    optional_parts: Counter[str] = field(default_factory=Counter)
+    #: CUDA/ROCm findings in the package's tests and examples (not counted), by place, and the first
+    elsewhere: Counter[str] = field(default_factory=Counter)
+    elsewhere_first: dict[str, str] = field(default_factory=dict)
 
     def add(self, finding: Finding) -> None:
         tally = self.counts if finding.counts else self.mentions
         tally[finding.rule] += 1
+        if not finding.context and finding.spec.side in ("cuda", "rocm") and not finding.counts:
+            self.elsewhere[finding.place] += 1
+            self.elsewhere_first.setdefault(finding.place, finding.path)
         if tally[finding.rule] <= KEEP_PER_RULE:
             self.findings.append(finding)
 
 
+#: what a held group of findings is: (vendored tree or "", side, member path)
+_Key = tuple[str, str, str]
+_OPTIONAL_WHY = {
+    "optional-module": "a part of the package its own import does not load",
+    "fallback": "loaded only inside a try whose except carries on",
+    "opt-in": "loaded only by code the import path does not run",
+}
+
+
 class _Held:
-    """Findings in vendored trees, held until the whole target is read (whether the package
-    builds a tree is known only then). Bounded: KEEP_PER_RULE kept per tree and rule, all counted."""
+    """Findings whose weight is known only once the whole target is read: those in vendored
+    trees (does the package build them?) and CUDA findings (does the package's import load
+    their sub-package, their binary?). Bounded: KEEP_PER_RULE kept per group and rule, all counted."""
 
     def __init__(self) -> None:
-        self.kept: dict[str, list[Finding]] = {}
-        self.counts: dict[str, Counter[str]] = {}
+        self.kept: dict[_Key, list[Finding]] = {}
+        self.counts: dict[_Key, Counter[tuple[str, Context]]] = {}
 
-    def hold(self, tree: str, finding: Finding) -> None:
-        counts = self.counts.setdefault(tree, Counter())
-        counts[finding.rule] += 1
-        if counts[finding.rule] <= KEEP_PER_RULE:
-            self.kept.setdefault(tree, []).append(finding)
+    def hold(self, key: _Key, finding: Finding) -> None:
+        counts = self.counts.setdefault(key, Counter())
+        counts[finding.rule, finding.context] += 1
+        if counts[finding.rule, finding.context] <= KEEP_PER_RULE:
+            self.kept.setdefault(key, []).append(finding)
 
-    def release(self, trees: VendoredTrees, result: ScanResult) -> None:
-        for tree, counts in self.counts.items():
-            built = trees.is_built(tree)
-            if not built:
-                result.vendored_unbuilt.add(tree)
-            kept = self.kept.get(tree, [])
+    def release(self, context_of: Callable[[_Key], tuple[Context, str]], result: ScanResult) -> None:
+        for key, counts in self.counts.items():
+            kept = self.kept.get(key, [])
+            context, part = context_of(key)
             for f in kept:
-                result.add(f if built else Finding(f.rule, f.path, f.line, f.text, "info", "vendored"))
-            tally = result.counts if built else result.mentions
-            for rule, n in counts.items():  # the ones beyond the kept examples
-                tally[rule] += n - sum(1 for f in kept if f.rule == rule)
+                now = context if context and (context == "vendored" or not f.context) else f.context
+                result.add(Finding(f.rule, f.path, f.line, f.text, "info" if now else f.severity, now))
+            for (rule, was), n in counts.items():  # the ones beyond the kept examples
+                now = context if context and (context == "vendored" or not was) else was
+                extra = n - sum(1 for f in kept if f.rule == rule and f.context == was)
+                counted = not now and place_of(kept[0].path) in ("runtime", "build")
+                (result.counts if counted else result.mentions)[rule] += extra
+                if now in _OPTIONAL_WHY:  # named by the part its context comes from
+                    result.optional_parts[f"{part if now == context else key[2]}: {_OPTIONAL_WHY[now]}"] += n
 
 
 class _RuleIndex:
@@ -127,6 +154,8 @@ def _own_name(m: re.Match[str], own: set[str]) -> bool:
     return False
 
 
+#: the calls that load a library by name (a unit calling none only names libraries)
+_LOADERS = frozenset({"CDLL", "WinDLL", "OleDLL", "PyDLL", "LoadLibrary", "LoadLibraryEx", "dlopen", "find_library"})
 _VENDOR_API = re.compile(r"\b(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*")
 #: a binding names many of the library's functions (pynvml: hundreds); a probe one or two
 BINDING_SYMBOLS = 3
@@ -136,21 +165,10 @@ def _few_calls(text: str) -> bool:
     return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
 
 
-#: folders and files a build does not ship as the package's code (its tests, examples, docs)
-_NOT_SHIPPED_DIRS = frozenset(
-    {"tests", "test", "testing", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
-)
-_NOT_SHIPPED_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
-
-
 def ships(path: str) -> bool:
     """Whether a Python file is code the package ships (a module of it, a top-level module the
     build includes), not its tests, examples, docs or build script: an import there runs for users."""
-    parts = path.rsplit("!", 1)[-1].split("/")
-    name = parts[-1]
-    if name in _NOT_SHIPPED_FILES or name.startswith("test_") or name.endswith("_test.py"):
-        return False
-    return not any(part.lower() in _NOT_SHIPPED_DIRS for part in parts[:-1])
+    return place_of(path) == "runtime"
 
 
 class _Scanner:
@@ -161,14 +179,37 @@ class _Scanner:
         self.own = {n.lower().replace("-", "_").replace(".", "_") for n in names}
         self.result = ScanResult()
         self.trees = VendoredTrees(strip_first=target.origin == "sdist")
+        self.graph = ImportGraph(strip_first=target.origin == "sdist")
         self.held = _Held()
+        self.binaries: set[str] = set()
 
     def add(self, finding: Finding) -> None:
-        tree = self.trees.tree_of(finding.path) if finding.spec.side in ("cuda", "rocm") else None
-        if tree is None:
+        side = finding.spec.side
+        tree = self.trees.tree_of(finding.path) if side in ("cuda", "rocm") else None
+        if tree is None and side != "cuda":
             self.result.add(finding)
-        else:
-            self.held.hold(tree, finding)
+            return
+        self.held.hold((tree or "", side, finding.path), finding)
+
+    def context_of(self, key: _Key) -> tuple[Context, str]:
+        """The context a held group's findings take (vendored, optional, or none: evidence),
+        and the part of the package it names (the optional sub-package's folder)."""
+        tree, side, path = key
+        if tree:
+            if not self.trees.is_built(tree):
+                self.result.vendored_unbuilt.add(tree)
+                return "vendored", tree
+            return "", ""
+        if side != "cuda":  # a ROCm path in optional code is still a ROCm path for who opts in
+            return "", ""
+        part = self.graph.optional_part(path, binary=path in self.binaries)
+        context: Context = "optional-module" if part is not None else ""
+        if part is None and path in self.binaries:
+            loaded = self.graph.binary_status(path)
+            context, part = ("fallback" if loaded == "fallback" else "opt-in" if loaded == "opt-in" else ""), path
+        if context:
+            self.result.cuda_binaries.discard(path)  # not what the package's import loads
+        return context, part or ""
 
     def text(self, member: Member) -> None:
         assert member.kind is not None and member.data is not None
@@ -178,6 +219,8 @@ class _Scanner:
             return
         if member.kind == BUILD:
             self.trees.read_build(member.path, text)
+        elif member.kind == PYTHON:
+            self.graph.read_python(member.path, text)
         tf: TextFile | None = None
         present: dict[str, bool] = {}  # literal -> in this text (rules share many: once each)
 
@@ -220,8 +263,13 @@ class _Scanner:
             rule_id, severity = rule.id, rule.severity
             if rule_id == "cuda-jit-load" and on_import_path(tf.text, m.start()):
                 rule_id, severity = "cuda-jit-import-path", "error"
-            elif rule_id == "loads-nvidia-library" and has_fallback(tf.text, m.start()) and _few_calls(tf.text):
-                rule_id, severity = "probes-nvidia-library", "warning"
+            elif rule_id == "loads-nvidia-library" and not context:
+                if has_fallback(tf.text, m.start()) and _few_calls(tf.text):
+                    rule_id, severity = "probes-nvidia-library", "warning"
+                elif reach_at(tf.text, m.start()) in ("opt-in", "main") and not unit_calls(
+                    tf.text, m.start(), _LOADERS
+                ):
+                    context = "opt-in"  # names a helper returns for an opt-in API (onnxruntime's preload_dlls)
             elif rule_id == "python-cuda-only-import" and ships(member.path) and import_runs_on_import(tf.text, number):
                 rule_id = "cuda-only-import-on-import-path"
             self.add(Finding(rule_id, member.path, number, trim(line), "info" if context else severity, context))
@@ -231,6 +279,8 @@ class _Scanner:
         apart: a fatbin that cannot be read costs only a gfx note, never the ELF findings."""
         if member.opener is None and member.data is None:
             return
+        self.binaries.add(member.path)
+        self.graph.add_binary(member.path)
         try:
             stream = member.opener() if member.opener is not None else io.BytesIO(member.data or b"")
             with stream as fh:
@@ -288,6 +338,8 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
                 result.not_read_examples.append(member.path)
             continue
         inner = member.path.rsplit("!", 1)[-1]
+        if member.kind == BINARY:
+            scanner.binaries.add(member.path)  # its path findings are grouped with its ELF ones
         for rule in scanner.index.by_subject(PATH, member.kind):
             if rule.regex.search(inner):
                 severity: Severity = rule.severity
@@ -296,7 +348,7 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
             scanner.binary(member)
         elif member.data is not None and member.kind is not None:
             scanner.text(member)
-    scanner.held.release(scanner.trees, result)
+    scanner.held.release(scanner.context_of, result)
     for note in target.notes:
         result.add(note)
     result.seconds = time.perf_counter() - started

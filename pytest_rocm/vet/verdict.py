@@ -118,6 +118,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             f"this is PyTorch itself (build '{local}'): on AMD install the ROCm build from "
             "https://download.pytorch.org/whl/rocmX.Y; a +cpu or +cuXYZ build has no ROCm support"
         )
+    caveats += _not_counted(result)
     if ev.skipped:
         # counts, not the kept findings: the scan keeps only KEEP_PER_RULE examples per rule
         total = sum(result.counts[rule] for rule in {f.rule for f in ev.skipped}) or len(ev.skipped)
@@ -125,3 +126,21 @@ def decide(target: Target, result: ScanResult) -> Verdict:
     against, notes = contrary(klass, ev, result)
     level, why = confidence(klass, ev, evidence, against)
     return Verdict(klass, TITLES[klass], reason, evidence, caveats, steps, against, notes, level, why)
+
+
+def _not_counted(result: ScanResult) -> list[str]:
+    """What the verdict left out on purpose, said so a reviewer can overrule it: CUDA code on an
+    optional path (a sub-package the import does not load, a binary only a fallback loads, a
+    helper only an opt-in API calls), and GPU code in the package's tests and examples."""
+    lines = []
+    if result.optional_parts:
+        parts = result.optional_parts.most_common()
+        shown = "; ".join(f"{part} ({n} finding(s))" for part, n in parts[:3])
+        more = f"; and {len(parts) - 3} more" if len(parts) > 3 else ""
+        lines.append(f"CUDA code on an optional path, a caveat and not the verdict: {shown}{more}")
+    for place, n in sorted(result.elsewhere.items()):
+        lines.append(
+            f"{n} CUDA/ROCm finding(s) in its {place}, not counted: they show how it is tested or "
+            f"used, not what it is (first: {result.elsewhere_first[place]})"
+        )
+    return lines

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rocm.vet import jit
+from pytest_rocm.vet import reach as jit
 
 LOAD = "from torch.utils.cpp_extension import load\n"
 K = "load(name='k', sources=['k.cu'])"  # the call the cases look for

@@ -1,27 +1,31 @@
-"""Is a ``torch.utils.cpp_extension.load`` of CUDA sources on the package's import path, or
-behind an opt-in? Decided from the text of the Python file, never by running it.
+"""Does a piece of a Python file run when its module is imported? The one reachability analysis
+vet asks for every rule whose weight depends on it: a ``torch.utils.cpp_extension.load`` of CUDA
+sources (on the import path: the package's core; behind an opt-in: a note), a ctypes load of an
+NVIDIA library (onnxruntime's library names returned by a helper only its opt-in
+``preload_dlls()`` uses), an import of a CUDA-only module, and (with :mod:`modules`) which of a
+package's own modules and binaries its import loads. Decided from the text, never by running it.
 
-On the import path, the call runs when its module is imported: the package's ops depend on the
-kernel. Behind an opt-in, it runs when a feature is first used (peft's BOFT kernel, with a
-fallback). Read with :mod:`ast`, a call runs on import when its code unit (the module, a ``def``)
+Read with :mod:`ast`, a statement runs on import when its code unit (the module, a ``def``)
 is reached from module level:
 
 - module-level statements run, also inside an ``if``/``try``/``with``/``for`` block; so do class
   bodies, decorators, base classes and default values: the ``class``/``def`` statement runs them;
 - a ``def`` body runs only when called; a ``lambda`` body likewise, never traced (it has no name);
 - ``if __name__ == "__main__":`` does not run on import (its ``else`` does): a script's entry;
+  nor does ``if TYPE_CHECKING:`` (its ``else`` does);
 - a reached unit's calls reach, transitively (a fixed point), what they name in the same file:
   ``f()`` a function ``f`` visible from the caller (module level, an enclosing ``def``); ``C()``
   class ``C``'s ``__init__``/``__new__``/``__post_init__``; ``C.f()``, ``C().f()``, and
   ``self.f()``/``cls.f()`` in ``C``'s methods: method ``f``; ``super().f()``: ``f`` of ``C``'s
   bases; ``@f`` (no arguments): ``f``. A method is looked up in the class, then its same-file bases;
 - nothing else is followed (``obj.f()`` on a variable, a function passed as a value, other
-  modules): a kernel reached only that way reads as an opt-in, the milder verdict;
+  modules): code reached only that way reads as an opt-in, the milder verdict;
 - a ``load(`` that is no call (in a comment, a string, a docstring) runs nothing.
 
 ``has_fallback`` asks whether the statement sits in the body of a ``try`` (the innermost one, in
 the same function: an outer one's handlers belong to other code) whose every ``except`` carries
 on without a ``raise``, at any depth; a ``raise`` in a ``def`` the handler defines runs later.
+:func:`reach_at` puts both together: ``import``, ``fallback``, ``opt-in``, ``main`` or ``unknown``.
 
 A file that does not parse (a Python 2 file in an old sdist, a syntax error, null bytes, nesting
 too deep for the parser) gets the old line-based reading (:mod:`pytest_rocm.vet.jit_text`), so a
@@ -37,7 +41,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TypeGuard, cast
+from typing import Literal, TypeGuard, cast
 
 from pytest_rocm.vet import jit_text
 
@@ -65,8 +69,19 @@ class _Tree:
     stmts: dict[int, list[ast.stmt]] = field(default_factory=dict)
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: for the type checker, never run."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _is_main(node: ast.AST) -> TypeGuard[ast.If]:
-    """``if __name__ == "__main__":`` (either way round)."""
+    """``if __name__ == "__main__":`` (either way round), or ``if TYPE_CHECKING:``: a block whose
+    body never runs on import."""
+    if _is_type_checking(node):
+        return True
     if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
         return False
     sides = [node.test.left, *node.test.comparators]
@@ -288,3 +303,51 @@ def import_runs_on_import(text: str, line: int) -> bool:
         return False
     imports = [n for n in tree.stmts.get(line, []) if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == line]
     return any(_unit_of(tree, n) in tree.reached and not _guarded(tree, n) for n in imports)
+
+
+#: where a statement runs, as :func:`reach_at` says it
+Reach = Literal["import", "fallback", "opt-in", "main", "unknown"]
+
+
+def reach_at(text: str, pos: int) -> Reach:
+    """Whether the statement at ``pos`` runs when its module is imported: ``import`` (it runs,
+    nothing catches its failure), ``fallback`` (it runs inside a ``try`` whose ``except``
+    carries on), ``opt-in`` (in a function the import path does not call), ``main`` (under
+    ``if __name__ == "__main__":`` or ``if TYPE_CHECKING:``), ``unknown`` (a comment between
+    statements, or a file ``ast`` cannot parse)."""
+    tree = _tree(text)
+    if tree is None:
+        return "unknown"
+    at = _where(tree, text, pos)
+    stmts = [n for n in tree.stmts.get(at[0], []) if _covers(n, at)]
+    if not stmts:
+        return "unknown"
+    stmt = max(stmts, key=_innermost)
+    unit = _unit_of(tree, stmt)
+    if unit is None:
+        return "main"
+    if unit not in tree.reached:
+        return "opt-in"
+    return "fallback" if _guarded(tree, stmt) else "import"
+
+
+def unit_calls(text: str, pos: int, names: frozenset[str]) -> bool:
+    """Whether the code unit (module or ``def``) holding the statement at ``pos`` itself calls one
+    of ``names`` (``CDLL``, ``ctypes.cdll.LoadLibrary``: the last name of the callee). A library
+    name in a helper that only returns names (onnxruntime's ``_get_nvidia_dll_paths``) is no load.
+    A file that does not parse: True, the stricter reading."""
+    tree = _tree(text)
+    if tree is None:
+        return True
+    at = _where(tree, text, pos)
+    stmts = [n for n in tree.stmts.get(at[0], []) if _covers(n, at)]
+    unit = _unit_of(tree, max(stmts, key=_innermost)) if stmts else None
+    if unit is None:
+        return True
+    for node in _own_nodes(unit):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in names:
+                return True
+    return False
