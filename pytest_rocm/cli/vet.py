@@ -159,12 +159,14 @@ def _vet_document(spec: str) -> dict[str, Any]:
 
 
 def _run_stack(args: argparse.Namespace) -> int:
+    from pytest_rocm.vet.coverage import torch_rocm
     from pytest_rocm.vet.render import stack_table
     from pytest_rocm.vet.stack import installed_pins, machine_gpus, read_pins, vet_stack, wheel_index
 
     pins = installed_pins() if args.installed else read_pins(Path(args.requirements))
     wheels = wheel_index(Path(args.wheels) if args.wheels else None)
-    doc = vet_stack(pins, wheels, _vet_document, sorted(set(args.gpu)) if args.gpu else machine_gpus())
+    gpus = sorted(set(args.gpu)) if args.gpu else machine_gpus()
+    doc = vet_stack(pins, wheels, _vet_document, gpus, torch_rocm())
     _print(json.dumps(doc, indent=2) if args.json else stack_table(doc, markdown=args.markdown))
     return _stack_status(doc, args.allow_unvetted)
 

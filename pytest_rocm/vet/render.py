@@ -127,7 +127,7 @@ def _cell(value: object) -> str:
 
 def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
     """The stack document as one table: Markdown, or aligned text."""
-    head = ["package", "version", "class", "confidence", "deciding evidence", "gfx targets", "this machine"]
+    head = ["package", "version", "class", "confidence", "deciding evidence", "based on", "gfx targets", "this machine"]
     rows = [
         [
             r["package"],
@@ -137,7 +137,8 @@ def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
             r["reason"]
             + (f" (note: {r['contrary'][0]})" if r.get("contrary") else "")
             + (f" [{r['note']}]" if r["note"] and r["class"] is not None else ""),
-            ", ".join(r.get("gfx_targets") or []) or None,
+            r.get("basis"),
+            _targets_cell(r),
             r.get("gpus"),
         ]
         for r in doc["packages"]
@@ -157,9 +158,26 @@ def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
     widths = [min(40, max([len(h)] + [len(c[i]) for c in cells])) for i, h in enumerate(head[:4])]
     out = [f"rocm-compat vet: {len(rows)} packages; this machine's GPUs: {gpus}; {verdict}", ""]
     out.append("  ".join(h.ljust(w) for h, w in zip(head[:4], widths, strict=True)) + "  deciding evidence")
-    for c in cells:
+    indent = " " * (sum(widths) + 8)
+    for c, r in zip(cells, doc["packages"], strict=True):
         line = "  ".join(v.ljust(w) for v, w in zip(c[:4], widths, strict=True)) + "  " + c[4]
-        if c[5] != "-":
-            line += f"\n{'':<{sum(widths) + 8}}  gfx: {c[5]} ({c[6]})"
+        if r["class"] == 3:
+            line += f"\n{indent}  based on: {c[5]}"
+            if c[6] != "-":
+                line += f"\n{indent}  gfx: {c[6]} ({c[7]})"
         out.append(line)
     return "\n".join(out)
+
+
+def _targets_cell(row: dict[str, Any]) -> str | None:
+    """The gfx targets, per variant when the binaries come in variants (``rocm64: gfx90a ...``)."""
+    by_variant: dict[str, list[str]] = row.get("gfx_variants") or {}
+    if not by_variant:
+        return ", ".join(row.get("gfx_targets") or []) or None
+    common = set.intersection(*(set(t) for t in by_variant.values()))
+    groups: dict[tuple[str, ...], list[str]] = {}  # the targets beyond the common ones -> variants
+    for variant, targets in by_variant.items():
+        groups.setdefault(tuple(t for t in targets if t not in common), []).append(variant)
+    shown = [f"every variant ({len(by_variant)}): " + ", ".join(t for t in row["gfx_targets"] if t in common)]
+    shown += [f"{', '.join(vs)}: + {', '.join(extra)}" for extra, vs in groups.items() if extra]
+    return "; ".join(shown)

@@ -12,45 +12,24 @@ artifact found, a target refused): unvetted is not safe, so the gate fails close
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.vet import gfx
+from pytest_rocm.vet.artifacts import Artifacts, Pin, locate
+from pytest_rocm.vet.artifacts import wheel_index as wheel_index  # the CLI and tests name it here
+from pytest_rocm.vet.coverage import basis, loaded_variant, variant_coverage, variants
+from pytest_rocm.vet.coverage import coverage as coverage  # the tests name it here
 from pytest_rocm.vet.target import BadTarget
 
 SCHEMA = "pytest-rocm/vet-stack/1"
-
-
-@dataclass(frozen=True)
-class Pin:
-    name: str
-    version: str | None  # the one version it is pinned to (the table's "pinned"); None: not one
-    source: str  # where it was named: "requirements.txt:3"
-    #: what a version must satisfy (PEP 440: ``==2.4.0`` takes 2.4.0+rocm6.1, ``>=2`` constrains
-    #: too); empty: any version (or, with ``version`` set, a version PEP 440 cannot express)
-    specifier: SpecifierSet = field(default_factory=SpecifierSet)
-
-    def admits(self, version: str) -> bool:
-        """Whether ``version`` (a wheel's, the installed one) meets the pin. An unparsable
-        version, or a pin PEP 440 cannot express: compared as text."""
-        if self.version is not None and not self.specifier:
-            return version == self.version
-        try:
-            return self.specifier.contains(Version(version), prereleases=True)
-        except InvalidVersion:
-            return version == self.version if self.version is not None else not self.specifier
-
-    def wanted(self) -> str:
-        """The pin in words for a note: ``2.4.0``, ``>=2``."""
-        return self.version if self.version is not None else str(self.specifier)
 
 
 def _exact(version: str) -> SpecifierSet:
@@ -177,52 +156,6 @@ def installed_pins() -> list[Pin]:
     return sorted(seen.values(), key=lambda p: p.name)
 
 
-def wheel_index(folder: Path | None) -> dict[str, list[tuple[str, Path]]]:
-    """Wheels of a folder by distribution name: [(version, path)]."""
-    index: dict[str, list[tuple[str, Path]]] = {}
-    if folder is None:
-        return index
-    if not folder.is_dir():
-        raise BadTarget(f"--wheels {folder}: not a folder")
-    for whl in sorted(folder.glob("*.whl")):
-        try:
-            name, version, _, _ = parse_wheel_filename(whl.name)
-        except InvalidWheelFilename:
-            continue
-        index.setdefault(str(name), []).append((str(version), whl))
-    return index
-
-
-def locate(pin: Pin, wheels: dict[str, list[tuple[str, Path]]]) -> tuple[str | None, str]:
-    """What to vet for a pin (a wheel path or an installed name) and a note; None: not found.
-    Of the folder's wheels the pin admits, what pip would install from it: the highest final
-    release (``pkg>=1`` with 1.2, 1.10 and 2.0rc1 there is 1.10, not whichever file name sorts
-    first), a pre-release only when no final release is admitted."""
-    admitted = {version: path for version, path in wheels.get(pin.name, []) if pin.admits(version)}
-    parsable = [v for v in admitted if _parses(v)]
-    # packaging's own preference (an empty specifier's filter): final releases, else pre-releases
-    preferred = list(SpecifierSet().filter(parsable))
-    if preferred:
-        return str(admitted[max(preferred, key=Version)]), ""
-    if admitted:  # only versions PEP 440 cannot parse (a pin compared as text)
-        return str(next(iter(admitted.values()))), ""
-    try:
-        installed = metadata.version(pin.name)
-    except metadata.PackageNotFoundError:
-        return None, "not installed and no wheel for it in --wheels"
-    if not pin.admits(installed):
-        return pin.name, f"pinned {pin.wanted()}, installed {installed}: vetted the installed one"
-    return pin.name, ""
-
-
-def _parses(version: str) -> bool:
-    try:
-        Version(version)
-    except InvalidVersion:
-        return False
-    return True
-
-
 def machine_gpus() -> list[str]:
     """This machine's gfx names, from the kernel (no torch, no ROCm user space)."""
     try:
@@ -234,35 +167,14 @@ def machine_gpus() -> list[str]:
         return []
 
 
-def coverage(targets: Iterable[str], gpus: list[str]) -> str:
-    """How a package's gfx targets meet this machine's GPUs, in a few words."""
-    built = {gfx.processor(t) for t in targets}
-    if not built:
-        return "targets unknown"
-    if not gpus:
-        return "no AMD GPU here"
-    from pytest_rocm.env.arch import generic_of
-
-    missing = [g for g in gpus if g not in built and generic_of(g) not in built]
-    return "covers " + ", ".join(gpus) if not missing else "does not cover " + ", ".join(missing)
-
-
-def _gpus_column(doc: dict[str, Any], targets: list[str], gpus: list[str]) -> str:
-    if targets:
-        return coverage(targets, gpus)
-    if doc["gfx_notes"]:
-        note = str(next(iter(doc["gfx_notes"].values())))
-        return note if note.startswith("targets unreadable") else "targets unreadable: " + note
-    return "no AMD binary: built from source, for the gfx you build it for"
-
-
 VetOne = Callable[[str], dict[str, Any]]
 
 
 def vet_stack(
-    pins: list[Pin], wheels: dict[str, list[tuple[str, Path]]], vet_one: VetOne, gpus: list[str]
+    pins: list[Pin], wheels: Artifacts, vet_one: VetOne, gpus: list[str], rocm: str | None = None
 ) -> dict[str, Any]:
-    """The stack document: a row per pin."""
+    """The stack document: a row per pin (``rocm``: this environment's torch ROCm version, which
+    picks the variant of a package that ships one library per ROCm version)."""
     rows = []
     for pin in pins:
         spec, note = locate(pin, wheels)
@@ -276,6 +188,12 @@ def vet_stack(
             rows.append({**row, "version": None, "class": None, "confidence": None, "reason": str(exc)})
             continue
         targets = gfx.order({t for ts in doc["gfx_targets"].values() for t in ts})
+        by_variant = variants(doc["gfx_targets"])
+        based_on = basis(doc)
+        if by_variant:
+            gpus_column = variant_coverage(by_variant, gpus, rocm)
+        else:
+            gpus_column = coverage(targets, gpus) if targets else based_on
         rows.append(
             {
                 **row,
@@ -286,16 +204,26 @@ def vet_stack(
                 "reason": doc["reason"],
                 "contrary": doc["contrary_notes"][:1],
                 "gfx_targets": targets,
-                "gpus": _gpus_column(doc, targets, gpus) if doc["class"] == 3 else None,
+                "gfx_variants": by_variant,
+                "torch_loads": loaded_variant(by_variant, rocm) if by_variant else None,
+                "basis": based_on,
+                "gpus": gpus_column if doc["class"] == 3 else None,
             }
         )
     failing = [r["package"] for r in rows if r["class"] == 4]
     unvetted = [r["package"] for r in rows if r["class"] is None]
-    return {"schema": SCHEMA, "machine_gpus": gpus, "packages": rows, "class_4": failing, "unvetted": unvetted}
+    return {
+        "schema": SCHEMA,
+        "machine_gpus": gpus,
+        "torch_rocm": rocm,
+        "packages": rows,
+        "class_4": failing,
+        "unvetted": unvetted,
+    }
 
 
 def unvetted_summary(doc: dict[str, Any]) -> str | None:
-    """``2 of 5 packages not vetted: missingpkg (not installed and no wheel for it in --wheels),
+    """``2 of 5 packages not vetted: missingpkg (not installed and no wheel or sdist for it in --wheels),
     odd (...)``; None when every row was vetted."""
     rows = [r for r in doc["packages"] if r["class"] is None]
     if not rows:

@@ -21,7 +21,9 @@ class BadTarget(ValueError):
 @dataclass(frozen=True)
 class Limits:
     member_bytes: int = 16 * 2**20  # a text file larger than this is not read
-    binary_bytes: int = 1 * 2**30  # a binary larger than this is not parsed
+    #: a binary larger than this is not parsed; as large as the whole archive may expand: a
+    #: real library can be over 1 GiB (onnxruntime-rocm), and reading it costs disk, not memory
+    binary_bytes: int = 4 * 2**30
     total_bytes: int = 4 * 2**30  # what an archive may expand to, all members together
     nested_bytes: int = 256 * 2**20  # a nested archive larger than this is not opened
     depth: int = 2  # archives inside archives: the target is depth 0

@@ -386,7 +386,7 @@ def test_a_row_that_could_not_be_vetted_is_exit_3_not_safe(
     assert "no class 4 package; 1 not vetted: missingpkg" in captured.out
     assert captured.err.strip() == (
         "rocm-compat vet: incomplete, exit 3: 1 of 3 packages not vetted: missingpkg"
-        " (not installed and no wheel for it in --wheels) (--allow-unvetted to accept)"
+        " (not installed and no wheel or sdist for it in --wheels) (--allow-unvetted to accept)"
     )
     assert main([*argv, "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["unvetted"] == ["missingpkg"]
