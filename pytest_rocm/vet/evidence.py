@@ -134,7 +134,10 @@ def contrary(klass: int, ev: Evidence, result: ScanResult) -> tuple[list[Finding
             notes.append(f"CUDA assumptions in Python that misbehave on ROCm: {rules_of(ev.cuda_caveat)}")
         if result.mentions:
             n = sum(result.mentions.values())
-            notes.append(f"{n} CUDA/ROCm match(es) in comments, optional extras or vendored code were not counted")
+            notes.append(
+                f"{n} CUDA/ROCm match(es) in comments, optional extras, vendored code, optional paths, "
+                "tests or examples were not counted"
+            )
     return against[:_MAX_AGAINST], notes
 
 

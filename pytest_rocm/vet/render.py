@@ -71,8 +71,7 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
         if doc[key]:
             out.append(f"  {title}:")
             for f in doc[key]:
-                where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-                out.append(f"    {f['rule']:<28} {where}  {f['text']}")
+                out.append(f"    {f['rule']:<28} {_where(f)}  {f['text']}")
     if doc["contrary_notes"]:
         out.append("  note:")
         out += [f"    - {line}" for line in doc["contrary_notes"]]
@@ -84,7 +83,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
         if doc[key]:
             out.append(f"  {title}:")
             out += [f"    - {line}" for line in doc[key]]
-    counted = [f for f in doc["findings"] if not f["context"]]
+    # what decides: no context, in the package's runtime code or build (tests and examples are a caveat)
+    counted = [f for f in doc["findings"] if not f["context"] and f.get("place", "runtime") in ("runtime", "build")]
     if counted:
         out.append("")
         out.append("findings (by rule; --json lists them all):")
@@ -95,8 +95,7 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
             total = doc["counts"].get(rule, len(items))
             out.append(f"  {items[0]['severity']:<7} {rule} ({total}): {items[0]['message']}")
             for f in items[:per_rule]:
-                where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-                out.append(f"            {where}  {f['text']}")
+                out.append(f"            {_where(f)}  {f['text']}")
             if total > per_rule:
                 out.append(f"            ... {total - per_rule} more")
     if doc["not_counted"]:
@@ -119,6 +118,12 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
             reason = f"  {rec['reason']}" if rec.get("reason") else ""
             out.append(f"  {rec['outcome']:<13} {rec['feature']} ({rec['duration']:.2f} s){reason}")
     return "\n".join(out)
+
+
+def _where(f: dict[str, Any]) -> str:
+    """``path:line [place]``: where a finding is, and which part of the package that is."""
+    where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
+    return f"{where} [{f['place']}]" if f.get("place") else where
 
 
 def _cell(value: object) -> str:

@@ -50,7 +50,12 @@ Context = Literal["", "comment", "optional", "vendored", "opt-in", "fallback", "
 #: what part of the package a file is: its runtime code (modules, binaries, metadata), its
 #: build, its tests, or its examples (demos, benchmarks, docs); only runtime and build decide
 Place = Literal["runtime", "build", "tests", "examples"]
-_TEST_DIRS = frozenset({"tests", "test", "testing", "test_utils", "unittests", "unit_tests", "testdata", "test_data"})
+#: test trees (a leading underscore ignored: ``_tests``, ``_suites``), and CI configuration, which
+#: describes the machines the tests run on
+_TEST_DIRS = frozenset(
+    {"tests", "test", "testing", "test_utils", "unittests", "unit_tests", "testdata", "test_data", "suites"}
+    | {".ci", ".github", ".gitlab", ".circleci"}
+)
 _EXAMPLE_DIRS = frozenset(
     {
         "examples",
@@ -74,7 +79,7 @@ def place_of(path: str) -> Place:
     parts = path.rsplit("!", 1)[-1].lower().split("/")
     name = parts[-1]
     for part in parts[:-1]:
-        if part in _TEST_DIRS or part.endswith("_tests"):
+        if part in _TEST_DIRS or part.lstrip("_") in _TEST_DIRS or part.endswith("_tests"):
             return "tests"
         if part in _EXAMPLE_DIRS:
             return "examples"

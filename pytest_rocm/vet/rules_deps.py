@@ -144,6 +144,15 @@ DEPS_RULES: tuple[Rule, ...] = (
         literals=("nvidia-smi",),
     ),
     Rule(
+        "wraps-nvidia-smi",
+        DERIVED,
+        "",
+        "cuda",
+        "core",
+        "error",
+        "wraps nvidia-smi (parses its machine-readable output): sees no GPU on an AMD machine, like an NVML binding",
+    ),
+    Rule(
         "python-cuda-only-import",
         TEXT,
         r"^[ \t]*(?:import|from)[ \t]+(?P<mod>pycuda|tensorrt|cuda\.bindings)\b|"

@@ -131,7 +131,7 @@ ROCM_RULES: tuple[Rule, ...] = (
     Rule(
         "rocm-version-or-requirement",
         TEXT,
-        r"^Version:[ \t]*\S+\+rocm[\d.]*|" + REQ + _ROCM_DIST + REQ_END,
+        r"^Version:[ \t]*\S+\+rocm[\d.]*|" + REQ + f"(?P<dist>{_ROCM_DIST})" + REQ_END,
         "rocm",
         "core",
         "info",
@@ -143,7 +143,9 @@ ROCM_RULES: tuple[Rule, ...] = (
         "rocm-requirement-in-build",
         TEXT,
         # a quoted requirement (an identifier such as rocm_version or '_rocm_C' is none)
-        r"[\"'](?:" + _ROCM_DIST + r"(?:[ \t]*(?:[<>!~]=?|===?)[^\"'\n]*|\[[^\]\"'\n]*\][^\"'\n]*|[ \t]*;[^\"'\n]*)?"
+        r"[\"'](?:(?P<dist>"
+        + _ROCM_DIST
+        + r")(?:[ \t]*(?:[<>!~]=?|===?)[^\"'\n]*|\[[^\]\"'\n]*\][^\"'\n]*|[ \t]*;[^\"'\n]*)?"
         r"|[A-Za-z0-9][\w.-]*[ \t]*==[ \t]*[^\s\"'+]+\+rocm[\d.]*)[\"'](?![ \t]*[:=])",
         "rocm",
         "core",

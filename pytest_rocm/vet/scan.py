@@ -126,7 +126,7 @@ class _Held:
                 extra = n - sum(1 for f in kept if f.rule == rule and f.context == was)
                 counted = not now and place_of(kept[0].path) in ("runtime", "build")
                 (result.counts if counted else result.mentions)[rule] += extra
-                if now in _OPTIONAL_WHY:  # named by the part its context comes from
+                if now in _OPTIONAL_WHY and place_of(key[2]) == "runtime":  # named by the part its context comes from
                     result.optional_parts[f"{part if now == context else key[2]}: {_OPTIONAL_WHY[now]}"] += n
 
 
@@ -154,6 +154,14 @@ def _own_name(m: re.Match[str], own: set[str]) -> bool:
     return False
 
 
+#: nvidia-smi asked for machine-readable output: the package parses it (GPUtil's --query-gpu)
+_NVSMI_QUERY = re.compile(
+    r"--query-(?:gpu|compute-apps|accounted-apps)\b|--format=csv|--xml-format\b|[\"']-q[\"'],\s*[\"']-x[\"']"
+)
+#: a file that also asks AMD's tools is a multi-vendor monitor: nvidia-smi is one source of several
+_AMD_SMI = re.compile(r"\b(?:rocm-smi|amd-smi|amdsmi|rocm_smi|pyrsmi)\b")
+#: what a package builds on: one that wraps nvidia-smi *among other things* keeps the caveat
+_USES = ("uses-torch", "requires-torch", "uses-ecosystem", "requires-ecosystem")
 #: the calls that load a library by name (a unit calling none only names libraries)
 _LOADERS = frozenset({"CDLL", "WinDLL", "OleDLL", "PyDLL", "LoadLibrary", "LoadLibraryEx", "dlopen", "find_library"})
 _VENDOR_API = re.compile(r"\b(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*")
@@ -182,6 +190,19 @@ class _Scanner:
         self.graph = ImportGraph(strip_first=target.origin == "sdist")
         self.held = _Held()
         self.binaries: set[str] = set()
+        self.nvsmi_queries: list[Finding] = []  # runtime code parsing nvidia-smi's output
+
+    def wrapper_findings(self) -> list[Finding]:
+        """``wraps-nvidia-smi`` when nvidia-smi's parsed output is what the package is about: a
+        query in code its import loads, and nothing else it builds on (no torch, no ecosystem)."""
+        if any(self.result.counts[rule] for rule in _USES):
+            return []
+        loaded = []
+        for f in self.nvsmi_queries:
+            found = self.graph.module_of(f.path)
+            if found is not None and self.graph.optional_part(f.path) is None:
+                loaded.append(f)
+        return loaded[:1]
 
     def add(self, finding: Finding) -> None:
         side = finding.spec.side
@@ -270,6 +291,9 @@ class _Scanner:
                     tf.text, m.start(), _LOADERS
                 ):
                     context = "opt-in"  # names a helper returns for an opt-in API (onnxruntime's preload_dlls)
+            elif rule_id == "python-nvidia-smi" and not context and ships(member.path):
+                if _NVSMI_QUERY.search(tf.text) and not _AMD_SMI.search(tf.text):
+                    self.nvsmi_queries.append(Finding("wraps-nvidia-smi", member.path, number, trim(line), "error"))
             elif rule_id == "python-cuda-only-import" and ships(member.path) and import_runs_on_import(tf.text, number):
                 rule_id = "cuda-only-import-on-import-path"
             self.add(Finding(rule_id, member.path, number, trim(line), "info" if context else severity, context))
@@ -349,6 +373,8 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
         elif member.data is not None and member.kind is not None:
             scanner.text(member)
     scanner.held.release(scanner.context_of, result)
+    for finding in scanner.wrapper_findings():
+        result.add(finding)
     for note in target.notes:
         result.add(note)
     result.seconds = time.perf_counter() - started

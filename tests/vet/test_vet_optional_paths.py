@@ -15,9 +15,6 @@ from pathlib import Path
 from fake_packages import make_elf, make_wheel, wheel_metadata
 
 from pytest_rocm.vet import vet
-from pytest_rocm.vet.imports_text import module_imports
-from pytest_rocm.vet.modules import ImportGraph
-from pytest_rocm.vet.rule import place_of
 
 CUDA_ELF = make_elf(["libcudart.so.12", "libc.so.6"], [".text", ".nv_fatbin"])
 
@@ -174,6 +171,8 @@ def test_evidence_in_tests_and_examples_does_not_decide_and_says_where(tmp_path:
 
 
 def test_where_a_finding_lives() -> None:
+    from pytest_rocm.vet.rule import place_of
+
     assert place_of("pkg/ops.py") == "runtime"
     assert place_of("pkg-1.0/setup.py") == "build" and place_of("pkg-1.0/CMakeLists.txt") == "build"
     assert place_of("pkg-1.0/tests/test_x.py") == "tests" and place_of("pkg/test_utils/scripts/x.py") == "tests"
@@ -183,6 +182,8 @@ def test_where_a_finding_lives() -> None:
 
 
 def test_import_lines_read_as_they_run() -> None:
+    from pytest_rocm.vet.imports_text import module_imports
+
     text = (
         '"""\nimport indocstring\n"""\n'
         "import os, pkg.core.config as c\n"
@@ -210,6 +211,8 @@ def test_import_lines_read_as_they_run() -> None:
 
 
 def test_the_graph_of_an_sdist_strips_its_folder_and_src() -> None:
+    from pytest_rocm.vet.modules import ImportGraph
+
     graph = ImportGraph(strip_first=True)
     assert graph.module_of("pkg-1.0/src/pkg/sub/__init__.py") == ("pkg.sub", True)
     assert graph.module_of("pkg-1.0/pkg/_C.cpython-311-x86_64-linux-gnu.so") == ("pkg._C", False)
