@@ -27,6 +27,8 @@ _VARIANT = re.compile(r"(?:^|[_.-])(rocm|hip|cuda)(\d+(?:\.\d+)*)(?=[_.-]|$)", r
 _BINARY_RULES_UNREADABLE = ("oversized-member", "unreadable", "archive-too-large")
 #: rules whose findings mean "compiled at run time by Triton for the GPU it runs on"
 _JIT_RULES = ("triton-kernel",)
+#: ROCm findings that say the code knows about ROCm, not how it runs there
+_CONTEXT_ONLY = ("python-hip-branch", "rocm-mention", "rocm-version-or-requirement", "rocm-requirement-in-build")
 #: ROCm evidence of a binding: linked or loaded, no device code of its own
 _BINDING_RULES = ("links-rocm-library", "loads-rocm-library", "rocm-variant-binary")
 #: a hook for build-backend evidence (which GPU backends a source tree's build can produce): a
@@ -125,11 +127,15 @@ def basis(doc: dict[str, Any]) -> str:
         return "no native GPU code counted"
     if doc["class"] == 4:
         return "no AMD binary, JIT or ROCm source path"
-    counted = {f["rule"] for f in doc["findings"] if not f["context"]}
-    if counted & set(_JIT_RULES) or str(doc.get("name", "")).lower().startswith(("triton", "pytorch-triton")):
+    counted = {f["rule"] for f in doc["findings"] if not f["context"] and f.get("place", "runtime") != "tests"}
+    rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]} - set(_CONTEXT_ONLY)
+    if str(doc.get("name", "")).lower().startswith(("triton", "pytorch-triton")) or (rocm and rocm <= set(_JIT_RULES)):
         return "JIT at run time (Triton)"
-    if counted & set(_BINDING_RULES) and not counted & {"hip-fatbin-section", "hip-source-file"}:
+    if counted & set(_BINDING_RULES) and not counted & {"hip-fatbin-section", "hip-source-file", "hip-header"}:
         return "bindings, no device code"
+    every_rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]}
+    if every_rocm and every_rocm <= {"rocm-version-or-requirement", "rocm-requirement-in-build", "rocm-mention"}:
+        return "requires ROCm builds of other packages: vet those (their device code is theirs)"
     for backend in BUILD_BACKEND_BASIS:
         if said := backend(doc):
             return said

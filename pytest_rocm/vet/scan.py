@@ -173,6 +173,17 @@ def _few_calls(text: str) -> bool:
     return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
 
 
+#: a binding defines functions named after the library's API (pynvml's ``def nvmlInit():``);
+#: a package that asks the library one question (its version) does not
+_BINDING_DEF = re.compile(r"^[ \t]*def[ \t]+(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*", re.MULTILINE)
+
+
+def _only_finds(match: str, line: str) -> bool:
+    """``find_library("cudart")`` alone looks a library up (None when absent): no load, unless
+    the same line hands it to a loader (``CDLL(find_library("cudart"))``)."""
+    return match.startswith("find_library") and not re.search(r"\b(?:CDLL|WinDLL|LoadLibrary\w*|dlopen)\s*\(", line)
+
+
 def ships(path: str) -> bool:
     """Whether a Python file is code the package ships (a module of it, a top-level module the
     build includes), not its tests, examples, docs or build script: an import there runs for users."""
@@ -285,12 +296,13 @@ class _Scanner:
             if rule_id == "cuda-jit-load" and on_import_path(tf.text, m.start()):
                 rule_id, severity = "cuda-jit-import-path", "error"
             elif rule_id == "loads-nvidia-library" and not context:
-                if has_fallback(tf.text, m.start()) and _few_calls(tf.text):
+                probe = _few_calls(tf.text) and not _BINDING_DEF.search(tf.text)
+                if probe and (has_fallback(tf.text, m.start()) or _only_finds(m.group(0), line)):
                     rule_id, severity = "probes-nvidia-library", "warning"
-                elif reach_at(tf.text, m.start()) in ("opt-in", "main") and not unit_calls(
-                    tf.text, m.start(), _LOADERS
+                elif reach_at(tf.text, m.start()) in ("opt-in", "main") and (
+                    probe or not unit_calls(tf.text, m.start(), _LOADERS)
                 ):
-                    context = "opt-in"  # names a helper returns for an opt-in API (onnxruntime's preload_dlls)
+                    context = "opt-in"  # a helper only an opt-in API runs (onnxruntime's preload_dlls)
             elif rule_id == "python-nvidia-smi" and not context and ships(member.path):
                 if _NVSMI_QUERY.search(tf.text) and not _AMD_SMI.search(tf.text):
                     self.nvsmi_queries.append(Finding("wraps-nvidia-smi", member.path, number, trim(line), "error"))

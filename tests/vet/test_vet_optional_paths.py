@@ -217,3 +217,49 @@ def test_the_graph_of_an_sdist_strips_its_folder_and_src() -> None:
     assert graph.module_of("pkg-1.0/src/pkg/sub/__init__.py") == ("pkg.sub", True)
     assert graph.module_of("pkg-1.0/pkg/_C.cpython-311-x86_64-linux-gnu.so") == ("pkg._C", False)
     assert graph.module_of("pkg-1.0/setup.py") is None and graph.module_of("x.whl!pkg/a.py") is None
+
+
+VERSION_PROBE = (
+    "from functools import lru_cache\n"
+    "def is_torch_available():\n    return True\n"
+    "@lru_cache\n"
+    "def get_cuda_runtime_version():\n"
+    "    import ctypes\n"
+    "    version = ctypes.c_int()\n"
+    "    cudart = ctypes.CDLL('libcudart.so')\n"
+    "    cudart.cudaRuntimeGetVersion(ctypes.byref(version))\n"
+    "    return version.value // 1000, (version.value % 1000) // 10\n"
+)
+FIND_PROBE = (
+    "import ctypes, ctypes.util\n"
+    "def _get_cuda():\n"
+    "    lib_name = ctypes.util.find_library('cudart')\n"
+    "    if lib_name is None:\n        return None\n"
+    "    try:\n        return ctypes.CDLL(lib_name)\n    except OSError:\n        return None\n"
+    "BACKEND = _get_cuda()\n"
+)
+
+
+def test_one_version_query_in_an_opt_in_function_is_a_caveat(tmp_path: Path) -> None:
+    """transformers 5.5.4 was class 4 on get_cuda_runtime_version(), which nothing on its import
+    path calls: one question to libcudart in a function, in a file that is no binding."""
+    _, result, verdict = vet(_wheel(tmp_path, "trflike", {"trflike/__init__.py": "import torch\n" + VERSION_PROBE}))
+    assert verdict.klass == 1, verdict.reason
+    assert {f.context for f in result.findings if f.rule == "loads-nvidia-library"} == {"opt-in"}
+
+
+def test_a_library_looked_up_with_find_library_is_a_probe(tmp_path: Path) -> None:
+    """kernels 0.13 was class 4 on find_library('cudart'), which returns None when it is absent;
+    the load itself is in a try that carries on."""
+    _, result, verdict = vet(_wheel(tmp_path, "kernlike", {"kernlike/__init__.py": FIND_PROBE}))
+    assert verdict.klass == 1, verdict.reason
+    assert "probes-nvidia-library" in {f.rule for f in result.findings if f.counts}
+
+
+def test_control_a_binding_that_defines_the_librarys_api_stays_class_4(tmp_path: Path) -> None:
+    binding = (
+        "from ctypes import CDLL\n_lib = None\n"
+        "def nvmlInit():\n    global _lib\n    _lib = CDLL('libnvidia-ml.so.1')\n    return _lib.nvmlInit_v2()\n"
+    )
+    _, _, verdict = vet(_wheel(tmp_path, "nvmllike", {"nvmllike/__init__.py": binding}))
+    assert verdict.klass == 4, verdict.reason

@@ -184,8 +184,16 @@ TRITON_KERNEL = "import triton\nimport triton.language as tl\n@triton.jit\ndef a
             {"hipsrc-1.0/setup.py": "from torch.utils.cpp_extension import CUDAExtension\nIS_HIP_EXTENSION = True\n"},
             "no AMD binary: built from source, for the gfx you build it for",
         ),
+        (  # hip-python 10: a compatibility package requiring rocm-bindings-hip
+            {
+                "hipmeta-1.0.dist-info/METADATA": "Metadata-Version: 2.4\nName: hipmeta\nVersion: 1.0\n"
+                "Requires-Dist: rocm-bindings-hip~=10.0\n",
+                "hip/__init__.py": "from rocm.bindings import hip\n",
+            },
+            "requires ROCm builds of other packages: vet those (their device code is theirs)",
+        ),
     ],
-    ids=["triton", "bindings", "source"],
+    ids=["triton", "bindings", "source", "meta-package"],
 )
 def test_each_row_says_what_it_is_based_on(tmp_path: Path, files: dict[str, str | bytes], basis: str) -> None:
     name = next(iter(files)).split("/")[0].split("-")[0]
