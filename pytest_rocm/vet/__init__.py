@@ -8,8 +8,9 @@ compatibility report. Exit 0 when the scan ran (whatever the class), 2 on bad in
 
 from __future__ import annotations
 
+from pytest_rocm.vet.result import ScanResult
 from pytest_rocm.vet.rules import RULES, Finding, Rule
-from pytest_rocm.vet.scan import ScanResult, scan
+from pytest_rocm.vet.scan import scan
 from pytest_rocm.vet.sources import open_target
 from pytest_rocm.vet.target import BadTarget, Limits, Target
 from pytest_rocm.vet.verdict import Verdict, decide

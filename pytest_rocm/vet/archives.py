@@ -1,10 +1,7 @@
 """Archive members (zip/wheel, tar/sdist, plain or gzip/bz2/xz) read one by one.
 
 Nothing is extracted. Text members are read into memory (they are capped at 16 MiB); a binary
-is decompressed once, in one forward pass, into a temporary file (in memory up to 8 MiB, on
-disk past that) that ELF parsing then seeks in: seeking in a compressed zip member decompresses
-it again from the start at each backward seek (30 s for a 514 MB library that one pass
-decompresses in 11 s), and holding it in memory cost 660 MB of peak memory on a real wheel. A member with an absolute path or ``..`` escaping the tree, a link pointing
+is decompressed once into a spooled temporary file that ELF parsing then seeks in (:mod:`spool`). A member with an absolute path or ``..`` escaping the tree, a link pointing
 out of it, a special file, a member over the size limit, an archive expanding past the total limit,
 or an archive nested deeper than the limit is not read; each becomes a finding (rule ids in
 :data:`rules.SAFETY_RULES`) so the user sees what was skipped.
@@ -18,36 +15,17 @@ import re
 import stat
 import struct
 import tarfile
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import BinaryIO
 
 from pytest_rocm.vet.kinds import FileKind
 from pytest_rocm.vet.rules import ARCHIVE, BINARY, Finding, kind_of, safety_finding
+from pytest_rocm.vet.spool import once as _once
+from pytest_rocm.vet.spool import spool
 from pytest_rocm.vet.target import BadTarget, Limits, Member
-
-#: a binary is spooled to a temporary file, kept in memory up to this size
-_SPOOL_IN_MEMORY = 8 * 2**20
-_CHUNK = 1 << 20
-
-
-def spool(stream: IO[bytes], cap: int) -> IO[bytes] | None:
-    """The member's bytes in a seekable temporary file, copied in one forward pass of 1 MiB
-    chunks; None when it runs past ``cap`` (a header whose size lies). The file is deleted when
-    closed."""
-    out = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 (the caller closes it)
-    copied = 0
-    while chunk := stream.read(_CHUNK):
-        copied += len(chunk)
-        if copied > cap:
-            out.close()
-            return None
-        out.write(chunk)
-    out.seek(0)
-    return out
 
 
 def unsafe_name(name: str) -> str | None:
@@ -238,13 +216,6 @@ def _iter_zip(
             yield member
             if kind == ARCHIVE:
                 yield from iter_nested(member, data, limits, notes, depth, budget)
-
-
-def _once(spooled: IO[bytes]) -> IO[bytes]:
-    """The spooled member from its start. The scan closes it when done (which deletes it); the
-    reader closes it again once the scan moves on, in case the scan never opened it."""
-    spooled.seek(0)
-    return spooled
 
 
 def _zip_entries(source: BinaryIO) -> int:

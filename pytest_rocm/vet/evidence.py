@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from pytest_rocm.vet.kinds import BUILD, kind_of
+from pytest_rocm.vet.result import ScanResult
 from pytest_rocm.vet.rules import ECOSYSTEM, INCOMPLETE, TEXT, Finding, Side, Tier
-from pytest_rocm.vet.scan import ScanResult
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _TIER_ORDER = {"core": 0, "source": 1, "aware": 2, "caveat": 3, "mention": 4, "usage": 5}

@@ -27,6 +27,12 @@ the same function: an outer one's handlers belong to other code) whose every ``e
 on without a ``raise``, at any depth; a ``raise`` in a ``def`` the handler defines runs later.
 :func:`reach_at` puts both together: ``import``, ``fallback``, ``opt-in``, ``main`` or ``unknown``.
 
+Why this module is long: it is one analysis. Every question (is this call on the import path,
+is this statement guarded, where does this statement run, does its unit load a library) reads the
+same private tree (parents, reached units, per-line statements); split across modules, that tree
+would become an interface of its own, and the questions would drift apart, as the three copies
+this replaced had.
+
 A file that does not parse (a Python 2 file in an old sdist, a syntax error, null bytes, nesting
 too deep for the parser) gets the old line-based reading (:mod:`pytest_rocm.vet.jit_text`), so a
 broken file still gets an answer and never raises.

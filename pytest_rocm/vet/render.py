@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_rocm.vet.result import ScanResult
 from pytest_rocm.vet.rules import Finding
-from pytest_rocm.vet.scan import ScanResult
 from pytest_rocm.vet.target import Target
 from pytest_rocm.vet.verdict import Verdict
 

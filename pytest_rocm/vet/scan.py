@@ -12,15 +12,15 @@ import io
 import re
 import struct
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import IO
 
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
+from pytest_rocm.vet.held import Held, Key
 from pytest_rocm.vet.modules import ImportGraph
-from pytest_rocm.vet.reach import has_fallback, import_runs_on_import, on_import_path, reach_at, unit_calls
+from pytest_rocm.vet.reach import import_runs_on_import, on_import_path
+from pytest_rocm.vet.result import KEEP_NOT_READ, ScanResult
 from pytest_rocm.vet.rule import place_of
 from pytest_rocm.vet.rules import (
     BINARY,
@@ -45,89 +45,7 @@ from pytest_rocm.vet.rules import (
 from pytest_rocm.vet.target import Member, Target
 from pytest_rocm.vet.textfile import TextFile, trim
 from pytest_rocm.vet.vendored import VendoredTrees
-
-#: findings kept per (rule, context); all matches are counted
-KEEP_PER_RULE = 200
-#: paths of members not read that the report names (all are counted)
-KEEP_NOT_READ = 10
-
-
-@dataclass
-class ScanResult:
-    findings: list[Finding] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)  # evidence matches per rule
-    mentions: Counter[str] = field(default_factory=Counter)  # comment/optional/vendored matches per rule
-    files: int = 0
-    kinds: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-    #: binaries by what they were built for (NEEDED libraries and fatbin sections): the
-    #: evidence of what was built, which outranks what header text says could be built
-    cuda_binaries: set[str] = field(default_factory=set)
-    rocm_binaries: set[str] = field(default_factory=set)
-    #: AMD code-object targets per binary (``amdgcn-amd-amdhsa--gfx1100``), from HIP fatbins
-    gfx_targets: dict[str, list[str]] = field(default_factory=dict)
-    gfx_notes: dict[str, str] = field(default_factory=dict)  # what could not be read of them
-    #: vendored trees whose findings did not count (the package does not build them)
-    vendored_unbuilt: set[str] = field(default_factory=set)
-    #: members whose kind no rule reads (docs, data, licences, a script without a suffix): how
-    #: many, and the first ``KEEP_NOT_READ`` paths, so the report says what the verdict did not see
-    not_read: int = 0
-    not_read_examples: list[str] = field(default_factory=list)
-    #: CUDA findings in optional code, by the part they are in ("numba/cuda/: a sub-package the
-    #: package's import does not load"): a caveat, not the verdict
-    optional_parts: Counter[str] = field(default_factory=Counter)
-    #: CUDA/ROCm findings in the package's tests and examples (not counted), by place, and the first
-    elsewhere: Counter[str] = field(default_factory=Counter)
-    elsewhere_first: dict[str, str] = field(default_factory=dict)
-
-    def add(self, finding: Finding) -> None:
-        tally = self.counts if finding.counts else self.mentions
-        tally[finding.rule] += 1
-        if not finding.context and finding.spec.side in ("cuda", "rocm") and not finding.counts:
-            self.elsewhere[finding.place] += 1
-            self.elsewhere_first.setdefault(finding.place, finding.path)
-        if tally[finding.rule] <= KEEP_PER_RULE:
-            self.findings.append(finding)
-
-
-#: what a held group of findings is: (vendored tree or "", side, member path)
-_Key = tuple[str, str, str]
-_OPTIONAL_WHY = {
-    "optional-module": "a part of the package its own import does not load",
-    "fallback": "loaded only inside a try whose except carries on",
-    "opt-in": "loaded only by code the import path does not run",
-}
-
-
-class _Held:
-    """Findings whose weight is known only once the whole target is read: those in vendored
-    trees (does the package build them?) and CUDA findings (does the package's import load
-    their sub-package, their binary?). Bounded: KEEP_PER_RULE kept per group and rule, all counted."""
-
-    def __init__(self) -> None:
-        self.kept: dict[_Key, list[Finding]] = {}
-        self.counts: dict[_Key, Counter[tuple[str, Context]]] = {}
-
-    def hold(self, key: _Key, finding: Finding) -> None:
-        counts = self.counts.setdefault(key, Counter())
-        counts[finding.rule, finding.context] += 1
-        if counts[finding.rule, finding.context] <= KEEP_PER_RULE:
-            self.kept.setdefault(key, []).append(finding)
-
-    def release(self, context_of: Callable[[_Key], tuple[Context, str]], result: ScanResult) -> None:
-        for key, counts in self.counts.items():
-            kept = self.kept.get(key, [])
-            context, part = context_of(key)
-            for f in kept:
-                now = context if context and (context == "vendored" or not f.context) else f.context
-                result.add(Finding(f.rule, f.path, f.line, f.text, "info" if now else f.severity, now))
-            for (rule, was), n in counts.items():  # the ones beyond the kept examples
-                now = context if context and (context == "vendored" or not was) else was
-                extra = n - sum(1 for f in kept if f.rule == rule and f.context == was)
-                counted = not now and place_of(kept[0].path) in ("runtime", "build")
-                (result.counts if counted else result.mentions)[rule] += extra
-                if now in _OPTIONAL_WHY and place_of(key[2]) == "runtime":  # named by the part its context comes from
-                    result.optional_parts[f"{part if now == context else key[2]}: {_OPTIONAL_WHY[now]}"] += n
+from pytest_rocm.vet.weigh import USES, library_load, parses_nvidia_smi
 
 
 class _RuleIndex:
@@ -154,36 +72,6 @@ def _own_name(m: re.Match[str], own: set[str]) -> bool:
     return False
 
 
-#: nvidia-smi asked for machine-readable output: the package parses it (GPUtil's --query-gpu)
-_NVSMI_QUERY = re.compile(
-    r"--query-(?:gpu|compute-apps|accounted-apps)\b|--format=csv|--xml-format\b|[\"']-q[\"'],\s*[\"']-x[\"']"
-)
-#: a file that also asks AMD's tools is a multi-vendor monitor: nvidia-smi is one source of several
-_AMD_SMI = re.compile(r"\b(?:rocm-smi|amd-smi|amdsmi|rocm_smi|pyrsmi)\b")
-#: what a package builds on: one that wraps nvidia-smi *among other things* keeps the caveat
-_USES = ("uses-torch", "requires-torch", "uses-ecosystem", "requires-ecosystem")
-#: the calls that load a library by name (a unit calling none only names libraries)
-_LOADERS = frozenset({"CDLL", "WinDLL", "OleDLL", "PyDLL", "LoadLibrary", "LoadLibraryEx", "dlopen", "find_library"})
-_VENDOR_API = re.compile(r"\b(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*")
-#: a binding names many of the library's functions (pynvml: hundreds); a probe one or two
-BINDING_SYMBOLS = 3
-
-
-def _few_calls(text: str) -> bool:
-    return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
-
-
-#: a binding defines functions named after the library's API (pynvml's ``def nvmlInit():``);
-#: a package that asks the library one question (its version) does not
-_BINDING_DEF = re.compile(r"^[ \t]*def[ \t]+(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*", re.MULTILINE)
-
-
-def _only_finds(match: str, line: str) -> bool:
-    """``find_library("cudart")`` alone looks a library up (None when absent): no load, unless
-    the same line hands it to a loader (``CDLL(find_library("cudart"))``)."""
-    return match.startswith("find_library") and not re.search(r"\b(?:CDLL|WinDLL|LoadLibrary\w*|dlopen)\s*\(", line)
-
-
 def ships(path: str) -> bool:
     """Whether a Python file is code the package ships (a module of it, a top-level module the
     build includes), not its tests, examples, docs or build script: an import there runs for users."""
@@ -199,14 +87,14 @@ class _Scanner:
         self.result = ScanResult()
         self.trees = VendoredTrees(strip_first=target.origin == "sdist")
         self.graph = ImportGraph(strip_first=target.origin == "sdist")
-        self.held = _Held()
+        self.held = Held()
         self.binaries: set[str] = set()
         self.nvsmi_queries: list[Finding] = []  # runtime code parsing nvidia-smi's output
 
     def wrapper_findings(self) -> list[Finding]:
         """``wraps-nvidia-smi`` when nvidia-smi's parsed output is what the package is about: a
         query in code its import loads, and nothing else it builds on (no torch, no ecosystem)."""
-        if any(self.result.counts[rule] for rule in _USES):
+        if any(self.result.counts[rule] for rule in USES):
             return []
         loaded = []
         for f in self.nvsmi_queries:
@@ -223,7 +111,7 @@ class _Scanner:
             return
         self.held.hold((tree or "", side, finding.path), finding)
 
-    def context_of(self, key: _Key) -> tuple[Context, str]:
+    def context_of(self, key: Key) -> tuple[Context, str]:
         """The context a held group's findings take (vendored, optional, or none: evidence),
         and the part of the package it names (the optional sub-package's folder)."""
         tree, side, path = key
@@ -296,15 +184,10 @@ class _Scanner:
             if rule_id == "cuda-jit-load" and on_import_path(tf.text, m.start()):
                 rule_id, severity = "cuda-jit-import-path", "error"
             elif rule_id == "loads-nvidia-library" and not context:
-                probe = _few_calls(tf.text) and not _BINDING_DEF.search(tf.text)
-                if probe and (has_fallback(tf.text, m.start()) or _only_finds(m.group(0), line)):
-                    rule_id, severity = "probes-nvidia-library", "warning"
-                elif reach_at(tf.text, m.start()) in ("opt-in", "main") and (
-                    probe or not unit_calls(tf.text, m.start(), _LOADERS)
-                ):
-                    context = "opt-in"  # a helper only an opt-in API runs (onnxruntime's preload_dlls)
+                rule_id, context = library_load(tf.text, m.start(), m.group(0), line)
+                severity = "warning" if rule_id == "probes-nvidia-library" else severity
             elif rule_id == "python-nvidia-smi" and not context and ships(member.path):
-                if _NVSMI_QUERY.search(tf.text) and not _AMD_SMI.search(tf.text):
+                if parses_nvidia_smi(tf.text):
                     self.nvsmi_queries.append(Finding("wraps-nvidia-smi", member.path, number, trim(line), "error"))
             elif rule_id == "python-cuda-only-import" and ships(member.path) and import_runs_on_import(tf.text, number):
                 rule_id = "cuda-only-import-on-import-path"

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pytest_rocm.vet.evidence import Evidence, confidence, contrary, pick, rules_of
+from pytest_rocm.vet.result import ScanResult
 from pytest_rocm.vet.rules import Finding
-from pytest_rocm.vet.scan import ScanResult
 from pytest_rocm.vet.target import Target
 
 TITLES = {

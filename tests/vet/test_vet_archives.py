@@ -66,7 +66,7 @@ def test_zip_traversal_absolute_and_symlink_members_are_refused(tmp_path: Path) 
 
 
 def test_safety_caveat_counts_every_refused_member_not_only_the_kept_examples(tmp_path: Path) -> None:
-    from pytest_rocm.vet.scan import KEEP_PER_RULE
+    from pytest_rocm.vet.result import KEEP_PER_RULE
 
     whl = tmp_path / "links-1.0-py3-none-any.whl"
     with zipfile.ZipFile(whl, "w") as zf:
