@@ -36,6 +36,7 @@ from pytest_rocm.vet.reach import Reach, reach_at
 
 Status = Literal["import", "fallback", "unreached"]
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
+_LOADER_WORDS = ("load_library", "DLL", "LoadLibrary", "dlopen", "cdll")  # cheap before the regex
 _LOADER = re.compile(r"\b(?:load_library|CDLL|PyDLL|LoadLibrary\w*|dlopen|cdll)\b")
 #: a quoted library file name or glob: "_C*.so", "libfoo.so.1", "*.pyd"
 _LIBRARY_LITERAL = re.compile(r"[\"']([\w.*?\[\]-]*\.(?:so|pyd|dll|dylib)(?:\.[\d*]+)*)[\"']")
@@ -88,7 +89,7 @@ class ImportGraph:
         edges, lazy = module_imports(text, name, is_package)
         self.modules[name] = _Module(is_package, edges, lazy)
         self._status = None
-        if _LOADER.search(text):  # library file names in a file that loads libraries
+        if any(w in text for w in _LOADER_WORDS) and _LOADER.search(text):  # names in a file that loads libraries
             for m in _LIBRARY_LITERAL.finditer(text):
                 self.references.append((m.group(1), name, reach_at(text, m.start())))
 
