@@ -145,6 +145,7 @@ def test_gfx_coverage_is_said_per_variant_and_for_the_variant_this_torch_loads(t
     row = doc["packages"][0]
     assert row["gfx_variants"] == {"rocm64": ["gfx942"], "rocm70": ["gfx942", "gfx950"]}
     assert row["torch_loads"] == "rocm64" and doc["torch_rocm"] == "6.4"
+    assert row["basis"] == "2 gfx targets read from 2 binaries"
     assert row["gpus"] == (
         "gfx950 only in rocm70 (not rocm64); this torch (ROCm 6.4) loads rocm64: does not cover gfx950"
     )
