@@ -42,13 +42,15 @@ def _device_text(sel: Selection) -> str:
         return "none"
     extra = [d.name] + ([format_size(d.total_memory)] if d.total_memory else [])
     if sel.plan:
-        return f"plan:{d.gfx}"
+        return f"plan:{d.gfx}" + (f" ({', '.join(extra)})" if d.total_memory else "")
     return f"{d.index}:{d.gfx} ({', '.join(extra)})"
 
 
 def header_line(sel: Selection, source: str) -> str:
     env = sel.env
     tag = f"[plan: {sel.plan}, no device here]" if sel.plan else f"[env: {source}]"
+    if sel.plan and sel.plan_recorded:  # a plan on a recording's devices: say which
+        tag = f"[plan: {sel.plan} as recorded in {source}, no device here]"
     parts = [f"backend={env.backend}", f"torch={env.torch or 'not-installed'}"]
     if env.rocm:
         parts.append(f"rocm={env.rocm}")
