@@ -86,7 +86,7 @@ figure{margin:4px 0 8px}
 #speed-table td.speed-cell{position:relative;padding-bottom:7px}#speed-table .tp{white-space:nowrap}
 #speed-table .tp{font-weight:700;white-space:nowrap;font-variant-numeric:tabular-nums}#speed-table .noisy{color:#8d6e00}
 #speed-table .bar{position:absolute;left:0;bottom:1px;height:4px;background:#1f77b4}#speed-table .bar.noisy{background:#bdbdbd}
-#speed-table td.missing{color:#777}.speed-what{margin:0 0 4px;color:#555}
+#speed-table td.missing{color:#777}#speed-table .slower{color:#b71c1c;font-weight:700}.speed-what{margin:0 0 4px;color:#555}
 td.cell details.why{margin:0}
 details{margin:8px 0}summary{font-weight:600;cursor:pointer;font-size:15px}#legend{color:#444;max-width:1100px}
 """
@@ -207,7 +207,12 @@ def _speed_block(table: Table) -> str:
             strip = f'<span class="bar{noisy}" style="width:{bar * 100:.1f}%"></span>' if bar is not None else ""
             extra = "".join(
                 f" · <span class={name}>{_attr(text)}</span>"
-                for name, text in (("peak", figure.peak), ("backend", figure.backend), ("noisy", figure.noisy))
+                for name, text in (
+                    ("peak", figure.peak),
+                    ("backend", figure.backend),
+                    ("noisy", figure.noisy),
+                    ("slower", figure.slower and f"\u25bc {figure.slower}"),
+                )
                 if text
             )
             variant = f" <span class=variant>({_attr(figure.shown_variant)})</span>" if figure.shown_variant else ""

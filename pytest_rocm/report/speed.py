@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_rocm.parity.tolerances import short_dtype
-from pytest_rocm.report.grid import split_dtype
+from pytest_rocm.report.grid import SLOWDOWN_FACTOR, slowdown_text, split_dtype
 from pytest_rocm.report.oneline import one_line
 from pytest_rocm.report.outcomes import GOOD
-from pytest_rocm.report.perf import format_throughput, noise_text, unit_scale
+from pytest_rocm.report.perf import format_throughput, noise_text, slowdown_of, unit_scale
 from pytest_rocm.report.table import Cell, Table
 
 #: how many entries the block shows at most (the throughput chart further down has every row)
@@ -50,8 +50,8 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("GEMM fp32", r"operators/perf_gemm\[mm-(?P<variant>float32)\]", "gemm"),
     Headline("GEMM fp16", r"operators/perf_gemm\[mm-(?P<variant>float16)\]", "gemm"),
     Headline("GEMM bf16", r"operators/perf_gemm\[mm-(?P<variant>bfloat16)\]", "gemm"),
-    Headline("SDPA prefill", r"operators/perf_sdpa\[prefill-(?P<variant>\w+)\]", "sdpa"),
-    Headline("SDPA decode", r"operators/perf_sdpa\[decode-(?P<variant>\w+)\]", "sdpa"),
+    Headline("SDPA prefill", r"operators/perf_sdpa\[prefill-(?P<variant>\w+)\]"),
+    Headline("SDPA decode", r"operators/perf_sdpa\[decode-(?P<variant>\w+)\]"),
     Headline("convolution", r"operators/perf_conv2d\[(?P<variant>[^\]]+)\]"),
     Headline("bandwidth (a + b)", r"operators/perf_elementwise_bandwidth\[(?P<variant>[^\]]+)\]", "bytes"),
     Headline("host→device copy", r"operators/perf_copy\[(?:[^\]]*-)?(?P<variant>h2d-pinned)\]", "bytes"),
@@ -73,6 +73,8 @@ class Figure:
     variant: str  # which of the matching rows gave it (``flash``, ``bf16``), "" when one row matched
     speed: float  # the raw throughput (or 1 / median), for the bars
     fraction: float | None  # of the device's published peak
+    #: ``29.7x slower vs <first column>`` where diff's rule calls it a slowdown beyond the noise
+    slower: str = ""
 
     @property
     def shown_variant(self) -> str:
@@ -81,7 +83,7 @@ class Figure:
 
     def text(self) -> str:
         parts = [self.throughput + (f" ({self.shown_variant})" if self.shown_variant else "")]
-        parts += [p for p in (self.peak, self.backend, self.noisy) if p]
+        parts += [p for p in (self.peak, self.backend, self.noisy, self.slower) if p]
         return " · ".join(parts)
 
 
@@ -195,6 +197,7 @@ def speed_block(table: Table) -> SpeedBlock | None:
                 shown_variant = best[1] if len(rows) > 1 else ""
                 records[(entry.title, label)] = (shown_variant, best[2], best[3])
     _fill_figures(table, chosen, records)
+    _mark_slowdowns(table, chosen, records)
     block = SpeedBlock(chosen, "peak" if len(table.labels) == 1 else "best", more)
     if not any(e.figures.get(label) for e in chosen for label in table.labels):
         return None
@@ -253,6 +256,23 @@ def _figure(feature: str, variant: str, record: Mapping[str, Any], scale: tuple[
         speed=_speed(record) or 0.0,
         fraction=fraction,
     )
+
+
+def _mark_slowdowns(table: Table, entries: list[Entry], records: dict[tuple[str, str], tuple[str, str, Any]]) -> None:
+    """A later column's figure that ran slower than the first column's same row, past
+    SLOWDOWN_FACTOR and beyond both recorded spreads (``slowdown_of``: diff's and the cells' rule)."""
+    if len(table.labels) < 2:
+        return
+    base_label = table.labels[0]
+    for entry in entries:
+        base = records.get((entry.title, base_label))
+        for label in table.labels[1:]:
+            figure, mine = entry.figures.get(label), records.get((entry.title, label))
+            if base is None or mine is None or figure is None or base[1] != mine[1]:
+                continue  # another row (a faster backend) in one of them: not the same measurement
+            slow = slowdown_of(mine[1], base[2], mine[2], SLOWDOWN_FACTOR)
+            if slow is not None and not slow.noisy:
+                figure.slower = slowdown_text(slow.factor, base_label)
 
 
 def _fill_bars(table: Table, block: SpeedBlock) -> None:
