@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 PREFIX = "rocm: "
 
 
-def doctor_lines(checks: Sequence[Check]) -> list[str]:
+def doctor_lines(checks: Sequence[Check], env_file: str | None = None) -> list[str]:
     """The doctor's part of the header: each problem's one-line form, then the summary line that
-    points at ``rocm-compat doctor`` for the fixes; nothing when all is well."""
+    points at ``rocm-compat doctor`` for the fixes (``--env FILE`` when the run decides from a
+    recording: this machine's doctor would diagnose something else); nothing when all is well."""
     from pytest_rocm.doctor import render  # lazy: keeps plugin import small
 
     found = [c for c in checks if c.is_problem]
-    summary = render.summary_line(found)
+    summary = render.summary_line(found, env_file)
     return [PREFIX + c.line for c in found] + ([summary] if summary else [])
 
 
@@ -75,7 +76,8 @@ def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Che
         from pytest_rocm.doctor.checks import diagnose
 
         checks = diagnose(sel.env)
-    lines = [*doctor_lines(checks), header_line(sel, source)]
+    recorded = source not in ("", "detected", "pytest_rocm_detect_environment")  # else a file's path
+    lines = [*doctor_lines(checks, source if recorded else None), header_line(sel, source)]
     if verbose > 0:
         lines += verbose_lines(sel.env)
     return lines

@@ -361,7 +361,11 @@ def test_cli_json_and_exit_status(
     broken.write_text(env.to_json())
     assert cli.main(["doctor", "--env", str(broken)]) == 1
     text = capsys.readouterr().out
-    assert "[FAIL] torch-build" in text and "fix: pip uninstall" in text and "run `rocm-compat doctor`" in text
+    assert "[FAIL] torch-build" in text and "fix: pip uninstall" in text
+    # the last line is the verdict and the first fix, never "run rocm-compat doctor" (this machine's)
+    last = text.strip().splitlines()[-1]
+    assert last.startswith(f"rocm doctor (the recorded environment {broken}): not ready (failing: ")
+    assert "torch-build" in last and "; first fix (" in last and "run `rocm-compat doctor`" not in text
 
     assert cli.main(["doctor", "--env", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
@@ -414,6 +418,28 @@ def test_summary_line_tells_failing_checks_from_warnings() -> None:
         "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor`"
     )
     assert doctor.summary_line(checks[2:4]) is None
+    assert doctor.summary_line([Check("igpu", "warn", "e")], "ci mi210.json") == (
+        "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor --env 'ci mi210.json'`"
+    )
+
+
+def test_the_doctors_last_line_is_the_verdict_and_the_first_fix() -> None:
+    checks = [
+        Check("igpu", "warn", "e", fix="HIP_VISIBLE_DEVICES=0"),
+        Check("gfx-in-build", "fail", "e"),  # no fix known: the next failing one with a fix is first
+        Check("driver", "fail", "e", fix="sudo modprobe amdgpu"),
+        Check("wsl", "ok", "e"),
+    ]
+    assert doctor.verdict_line(checks) == (
+        "rocm doctor: not ready (failing: gfx-in-build, driver; warnings: igpu); first fix (driver): sudo modprobe amdgpu"
+    )
+    assert doctor.verdict_line(checks[:1], "r.json") == (
+        "rocm doctor (the recorded environment r.json): usable, with warnings (warnings: igpu); "
+        "first fix (igpu): HIP_VISIBLE_DEVICES=0"
+    )
+    assert doctor.verdict_line(checks[1:2]).endswith("; no fix is known: see the evidence above")
+    assert doctor.verdict_line(checks[3:]) == "rocm doctor: ready, no problems found"
+    assert doctor.render_text(checks).splitlines()[-1] == doctor.verdict_line(checks)
 
 
 def test_pytest_header_names_the_problem(
