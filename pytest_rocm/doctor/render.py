@@ -8,6 +8,7 @@ Every line about a check is its one-line form (``Check.line``), so the pytest he
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -80,11 +81,26 @@ def known_errors() -> list[dict[str, Any]]:
     return list(load_json("known_errors.json")["errors"])
 
 
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span that shows it exactly (greppable): a text with backticks
+    gets a longer fence, pipes are escaped (one row stays one row)."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or runs else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
 def errors_table() -> str:
-    """The "common errors" table of docs/doctor.md, generated from the same data doctor uses."""
+    """The "common errors" table of docs/doctor.md, generated from the same data doctor uses: one
+    row per error text a user can grep a log for, each check that catches a cause and its fix."""
     rows = ["| error | doctor check | fix |", "| --- | --- | --- |"]
+    by_message: dict[str, list[dict[str, Any]]] = {}
     for e in known_errors():
-        message = e["message"].replace("|", "\\|").replace("`", "'")
-        check = f"`{e['check']}`" if e["check"] else "(library suites)"
-        rows.append(f"| `{message}` | {check} | {e['fix'].replace('|', '/')} |")
+        by_message.setdefault(e["message"], []).append(e)
+    for message, entries in by_message.items():
+        checks = list(dict.fromkeys(f"`{e['check']}`" if e["check"] else "(library suites)" for e in entries))
+        fixes = [e["fix"].replace("|", "/") for e in entries]
+        if len(checks) > 1:  # one text, several causes: each fix names its check
+            fixes = [f"{c.strip('`')}: {f}" for c, f in zip((f"`{e['check']}`" for e in entries), fixes, strict=True)]
+        rows.append(f"| {_code(message)} | {', '.join(checks)} | {' — '.join(fixes)} |")
     return "\n".join(rows)

@@ -8,6 +8,7 @@ fake_machines), so a doctor check sees exactly what it would see on that machine
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -385,7 +386,34 @@ def test_errors_table_covers_every_known_error(capsys: pytest.CaptureFixture[str
         assert entry["check"] in ids or entry.get("why_unmapped"), entry["id"]
     assert cli.main(["doctor", "--errors-table"]) == 0
     table = capsys.readouterr().out
-    assert table.count("\n| `") == len(known)
+    assert table.count("\n| `") == len({e["message"] for e in known.values()})  # one row per error text
+    for entry in known.values():  # every check that catches a cause of a text is in its row
+        row = next(line for line in table.splitlines() if entry["message"].replace("|", "\\|") in line)
+        assert (f"`{entry['check']}`" if entry["check"] else "(library suites)") in row, entry["id"]
+
+
+#: lines a tool prints before (or around) the error, and prompts: not what a user greps a log for
+NOT_ERROR_TEXT = re.compile(
+    r"^(?:[#$>] |ROCk module is loaded$|WSL environment detected\.$|\w+ is member of \w+ group$)|^[\"“”'].*[\"“”']"
+)
+#: what an error line says (the table's texts are errors, not banners)
+ERROR_WORDS = re.compile(r"(?i)error|unable|failed|not supported|only supports|no \w+ (?:gpus|driver)|insufficient")
+
+
+def test_each_common_error_is_a_line_a_user_can_grep_a_log_for() -> None:
+    """The table's text is part of one line of the real error as recorded (so ``grep -F`` finds
+    it in a log), an error line (not rocminfo's banner, a shell prompt or an issue's title)."""
+    source = {
+        e["id"]: e
+        for e in json.loads((Path(__file__).parents[1] / "data" / "doctor" / "errors.json").read_text())["errors"]
+    }
+    for entry in doctor.known_errors():
+        message = entry["message"]
+        recorded = source[entry["id"]]["error_verbatim"].splitlines()
+        assert any(message in line for line in recorded), (entry["id"], message)
+        assert not NOT_ERROR_TEXT.search(message), (entry["id"], message)
+        assert ERROR_WORDS.search(message), (entry["id"], message)
+        assert "`" not in message or f"`` {message} ``" in doctor.errors_table(), entry["id"]  # shown exactly
 
 
 def test_every_mapped_check_has_a_scenario() -> None:
