@@ -37,7 +37,7 @@ from pytest_rocm.report.oneline import one_line
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY
 from pytest_rocm.report.perf import table_chart_svg
 from pytest_rocm.report.selection import NOT_SELECTED
-from pytest_rocm.report.speed import speed_block
+from pytest_rocm.report.speed_html import speed_block_html
 from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
@@ -178,59 +178,6 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
     return (
         f"<p id=row-summary>{len(rows)} features: {counts}; <b id=differ-count>{differ}</b> differ between columns</p>"
         f"<table id=summary><thead><tr><th>suite</th><th>column</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
-
-
-def _speed_block(table: Table) -> str:
-    """The speed block (``report.speed``): per headline row and column the throughput, % of peak,
-    backend and the noisy mark, with a bar (one column: of the device's peak; else of the fastest)."""
-    block = speed_block(table)
-    if block is None:
-        return ""
-    what = (
-        "bars: fraction of the device's published peak"
-        if block.bars == "peak"
-        else "bars: each column against the row's fastest"
-    )
-    head = "".join(f"<th>{_attr(table.column(label))}</th>" for label in table.labels)
-    body = []
-    for entry in block.entries:
-        cells = []
-        for label in table.labels:
-            figure, bar = entry.figures.get(label), entry.bars.get(label)
-            if figure is None:
-                cells.append(
-                    f'<td class="speed-cell missing" data-label="{_attr(label)}">{_attr(entry.missing.get(label, ""))}</td>'
-                )
-                continue
-            noisy = " noisy" if figure.noisy else ""
-            strip = f'<span class="bar{noisy}" style="width:{bar * 100:.1f}%"></span>' if bar is not None else ""
-            extra = "".join(
-                f" · <span class={name}>{_attr(text)}</span>"
-                for name, text in (
-                    ("peak", figure.peak),
-                    ("backend", figure.backend),
-                    ("noisy", figure.noisy),
-                    ("slower", figure.slower and f"\u25bc {figure.slower}"),
-                )
-                if text
-            )
-            variant = f" <span class=variant>({_attr(figure.shown_variant)})</span>" if figure.shown_variant else ""
-            cells.append(
-                f'<td class="speed-cell{noisy}" data-label="{_attr(label)}" data-feature="{_attr(figure.feature)}">'
-                f"<span class=tp>{_attr(figure.throughput)}</span>{variant}{extra}{strip}</td>"
-            )
-        body.append(
-            f'<tr class=speed-row data-suite="{_attr(entry.suite)}"><th>{_attr(entry.title)}</th>{"".join(cells)}</tr>'
-        )
-    more = (
-        f"<p class=speed-more>{block.more} more measured operations: see the throughput chart</p>" if block.more else ""
-    )
-    what = block.note or what
-    return (
-        f"<section id=speed><h2>Speed</h2><p class=speed-what>{_attr(what)}</p>"
-        f"<table id=speed-table><thead><tr><th>measured</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-        f"{more}</section>"
     )
 
 
@@ -454,7 +401,7 @@ def render_html(table: Table) -> str:
         f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
         f"<h1>Compatibility table</h1>{_banners(table)}{_environments(table)}"
         f"<div id=glance><section id=summary-block><h2>Summary</h2>{_summary(table, rows, len(differ))}</section>"
-        f"{_speed_block(table)}</div>"
+        f"{speed_block_html(table)}</div>"
         f"<h2>Results</h2><p id=legend>{_attr(LEGEND)}</p>{_filters(table)}{''.join(shown)}{_charts(table)}"
         f"<h2>All results</h2><section id=all-rows>{''.join(every)}</section>"
         f"<script>{SCRIPT}</script></body></html>\n"
