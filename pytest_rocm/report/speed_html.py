@@ -26,7 +26,8 @@ def speed_block_html(table: Table) -> str:
         if block.bars == "peak"
         else "bars: each column against the row's fastest"
     )
-    head = "".join(f"<th>{_attr(table.column(label))}</th>" for label in table.labels)
+    # the label alone (the summary beside it has the whole header: scale, subset)
+    head = "".join(f'<th title="{_attr(table.column(label))}">{_attr(label)}</th>' for label in table.labels)
     body = []
     for entry in block.entries:
         cells = []
@@ -62,7 +63,9 @@ def speed_block_html(table: Table) -> str:
     )
     what = block.note or what
     return (
-        f"<section id=speed><h2>Speed</h2><p class=speed-what>{_attr(what)}</p>"
+        # beside the summary while it fits; a wide block (several columns) takes the width under it
+        f'<section id=speed style="min-width:min(100%,{240 + 240 * len(table.labels)}px)">'
+        f"<h2>Speed</h2><p class=speed-what>{_attr(what)}</p>"
         f"<table id=speed-table><thead><tr><th>measured</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
         f"{more}</section>"
     )
