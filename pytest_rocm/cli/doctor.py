@@ -62,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))
     else:
-        print(render_text(checks))
+        print(render_text(checks, str(args.env) if args.env else None))
     return 1 if any(c.status == "fail" for c in checks) else 0

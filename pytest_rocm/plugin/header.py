@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 PREFIX = "rocm: "
 
 
-def doctor_lines(checks: Sequence[Check]) -> list[str]:
+def doctor_lines(checks: Sequence[Check], env_file: str | None = None) -> list[str]:
     """The doctor's part of the header: each problem's one-line form, then the summary line that
-    points at ``rocm-compat doctor`` for the fixes; nothing when all is well."""
+    points at ``rocm-compat doctor`` for the fixes (``--env FILE`` when the run decides from a
+    recording: this machine's doctor would diagnose something else); nothing when all is well."""
     from pytest_rocm.doctor import render  # lazy: keeps plugin import small
 
     found = [c for c in checks if c.is_problem]
-    summary = render.summary_line(found)
+    summary = render.summary_line(found, env_file)
     return [PREFIX + c.line for c in found] + ([summary] if summary else [])
 
 
@@ -42,13 +43,15 @@ def _device_text(sel: Selection) -> str:
         return "none"
     extra = [d.name] + ([format_size(d.total_memory)] if d.total_memory else [])
     if sel.plan:
-        return f"plan:{d.gfx}"
+        return f"plan:{d.gfx}" + (f" ({', '.join(extra)})" if d.total_memory else "")
     return f"{d.index}:{d.gfx} ({', '.join(extra)})"
 
 
 def header_line(sel: Selection, source: str) -> str:
     env = sel.env
     tag = f"[plan: {sel.plan}, no device here]" if sel.plan else f"[env: {source}]"
+    if sel.plan and sel.plan_recorded:  # a plan on a recording's devices: say which
+        tag = f"[plan: {sel.plan} as recorded in {source}, no device here]"
     parts = [f"backend={env.backend}", f"torch={env.torch or 'not-installed'}"]
     if env.rocm:
         parts.append(f"rocm={env.rocm}")
@@ -73,7 +76,8 @@ def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Che
         from pytest_rocm.doctor.checks import diagnose
 
         checks = diagnose(sel.env)
-    lines = [*doctor_lines(checks), header_line(sel, source)]
+    recorded = source not in ("", "detected", "pytest_rocm_detect_environment")  # else a file's path
+    lines = [*doctor_lines(checks, source if recorded else None), header_line(sel, source)]
     if verbose > 0:
         lines += verbose_lines(sel.env)
     return lines

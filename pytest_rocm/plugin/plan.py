@@ -13,20 +13,70 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_rocm.report.outcomes import is_not_installed
+from pytest_rocm.report.outcomes import NOT_INSTALLED_PREFIX, is_not_installed
 
 if TYPE_CHECKING:
+    from pytest_rocm.env.seam import Seam
     from pytest_rocm.matrix import Combo
 
 #: the tail of a skip reason that means "this test was decided and would run" (test it, not the whole text)
 PLAN_TAG = "(plan)"
 #: how many skip reasons the summary lists one by one (the rest are counted together)
 SHOWN_REASONS = 8
+#: in :func:`architectures_here`: this machine has an NVIDIA GPU (its sm_ is not read without torch)
+NVIDIA_HERE = "nvidia"
+NVIDIA_GPUS = "/proc/driver/nvidia/gpus"
+
+
+def architectures_here(seam: Seam | None = None) -> frozenset[str]:
+    """The GPU architectures this machine's kernel shows (the KFD topology's gfx, ``nvidia`` for an
+    NVIDIA driver's GPUs), read through the seam without torch: whether a recorded device is here."""
+    from pytest_rocm.env.seam import Seam
+    from pytest_rocm.env.system import read_kfd_gpus
+
+    seam = seam or Seam()
+    found = {g.gfx for g in read_kfd_gpus(seam, []) if g.gfx}
+    try:
+        if seam.is_dir(NVIDIA_GPUS) and seam.listdir(NVIDIA_GPUS):
+            found.add(NVIDIA_HERE)
+    except OSError:
+        pass
+    return frozenset(found)
+
+
+@functools.cache
+def product_memory(gfx: str) -> dict[str, int]:
+    """The products of ``gfx`` and their memory in bytes (``data/vram.json``, AMD's table); {} unknown."""
+    from pytest_rocm._resources import load_json
+
+    sizes: dict[str, int] = load_json("vram.json")["gfx"].get(gfx, {})
+    return {name: int(gib) << 30 for name, gib in sizes.items()}
+
+
+def min_vram_verdict(gfx: str, size: int, needs: str, format_size: Callable[[int], str]) -> str | None:
+    """How a plan with no recorded memory decides ``rocm_min_vram(size)`` from the memory of the
+    gfx's products: ``""`` (run: every product has enough), a skip reason (none has, or only some
+    have: which), or None (no product known: the caller says the memory is unknown)."""
+    products = product_memory(gfx)
+    if not products:
+        return None
+    listed = sorted(products.items(), key=lambda kv: -kv[1])
+    fit = [f"{name} {format_size(n)}" for name, n in listed if n >= size]
+    short = [f"{name} {format_size(n)}" for name, n in listed if n < size]
+    if not short:
+        return ""
+    if not fit:
+        return f"{needs}; no {gfx} product has that much ({', '.join(short)})"
+    return (
+        f"{needs}: would run on {gfx} if the device has ≥ {format_size(size)}: {', '.join(fit)}; "
+        f"not on {', '.join(short)} (--rocm-env=FILE decides on a recorded machine's memory)"
+    )
 
 
 def would_run(gfx: str, xfail: str | None = None, wheel_gap: str = "") -> str:
@@ -102,6 +152,14 @@ def wheel_gap(combo_name: str, gfx: str) -> str:
     return ""
 
 
+def missing_package(reason: str) -> str:
+    """``not installed: bitsandbytes (needs bitsandbytes>=0.45; ...)`` -> ``not installed:
+    bitsandbytes``: the summary counts skips per missing package, never one "not installed" for all."""
+    rest = reason.removeprefix(NOT_INSTALLED_PREFIX).strip()
+    name = rest.split(" ", 1)[0].split("(", 1)[0].rstrip(":;,") if rest else ""
+    return f"{NOT_INSTALLED_PREFIX}{name}" if name else NOT_INSTALLED_PREFIX.strip().rstrip(":")
+
+
 @dataclass
 class PlanTally:
     """What a plan decided, counted from the test reports (the xdist controller sees them all)."""
@@ -120,7 +178,7 @@ class PlanTally:
             else:
                 self.would_run += 1
         elif outcome == "skipped":
-            self.skips["not installed" if is_not_installed(text) else text] += 1
+            self.skips[missing_package(text) if is_not_installed(text) else text] += 1
         else:
             self.ran_here += 1
 

@@ -37,6 +37,8 @@ class Selection:
     gfx_filter: str = ""
     #: a plan whose wheel (--rocm-plan-combo) has no kernels for its gfx: why ("" otherwise)
     plan_wheel_gap: str = ""
+    #: a plan decided on a recording's devices of that gfx (``--rocm-env``), not on a pretend one
+    plan_recorded: bool = False
 
 
 class SelectionError(ValueError):
@@ -69,9 +71,15 @@ def no_device_reason(env: Environment) -> str:
     return f"torch {env.torch} sees no GPU{access}{seen}"
 
 
-def select(env: Environment, settings: Settings) -> Selection:
-    """Apply --rocm-device / --rocm-gfx to an environment. Raises SelectionError."""
-    sel = _select(env, settings)
+def select(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> Selection:
+    """Apply --rocm-device / --rocm-gfx to an environment. Raises SelectionError.
+
+    ``here``: for a recorded environment (``--rocm-env``), the architectures this machine's kernel
+    shows (``plan.architectures_here``); None when the environment was detected here. With
+    ``--rocm-gfx``, a recorded device of that architecture that is not here makes the run a plan
+    *with a recording*: its markers are decided on the recorded devices (their memory and count,
+    the recording's torch and ROCm), and no test runs on hardware that is not there."""
+    sel = _select(env, settings, here)
     if settings.plan_source and not sel.plan:
         raise SelectionError(
             f"{settings.plan_source}: only a plan takes versions (--rocm-gfx with no device here); "
@@ -80,7 +88,12 @@ def select(env: Environment, settings: Settings) -> Selection:
     return sel
 
 
-def _select(env: Environment, settings: Settings) -> Selection:
+def _here(device: Device, here: frozenset[str]) -> bool:
+    """Whether a recorded device's architecture is on this machine (an NVIDIA one: any NVIDIA GPU)."""
+    return (plan.NVIDIA_HERE in here) if arch.is_nvidia(device.gfx) else device.gfx in here
+
+
+def _select(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> Selection:
     devices = tuple(env.devices)
     if settings.forced_cpu:
         return Selection(
@@ -104,6 +117,8 @@ def _select(env: Environment, settings: Settings) -> Selection:
     if settings.gfx:
         wanted = ",".join(settings.gfx)
         matching = tuple(d for d in devices if any(arch.matches(p, d.arch) for p in settings.gfx))
+        if matching and here is not None and not _here(matching[0], here):
+            return _plan(env, settings, matching)  # a recording of a machine that is not this one
         if matching:
             return Selection(env, matching[0], matching, gfx_filter=wanted)
         if devices:
@@ -136,7 +151,27 @@ def _cuda_plan_problem(settings: Settings, base: str) -> str | None:
     )
 
 
-def _plan(env: Environment, settings: Settings) -> Selection:
+def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = ()) -> Selection:
+    """The plan's selection: one pretend device of the architecture, or, with a recording of a
+    machine that has it, that machine's devices of it (memory, count, name) and its versions."""
+    if recorded:
+        base = recorded[0].gfx
+        plan_env = dataclasses.replace(
+            env,
+            devices=list(recorded),
+            rocm=None if arch.is_nvidia(base) else settings.plan_rocm or env.rocm,
+            torch=settings.plan_torch or env.torch,
+        )
+        gap = plan.wheel_gap(settings.plan_combo, base) if settings.plan_combo else ""
+        return Selection(
+            plan_env,
+            recorded[0],
+            recorded,
+            plan=base,
+            gfx_filter=",".join(settings.gfx),
+            plan_wheel_gap=gap,
+            plan_recorded=True,
+        )
     pattern = settings.gfx[0]
     gfx_arch, found = _plan_gfx(pattern)
     if gfx_arch is None:

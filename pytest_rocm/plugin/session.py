@@ -160,7 +160,12 @@ def get_selection(config: pytest.Config) -> Selection:
     state = get_state(config)
     if state.selection is None:
         try:
-            state.selection = select(get_environment(config), state.settings)
+            here = None
+            if state.recorded and state.settings.gfx:  # is the recorded machine this one? (no torch)
+                from pytest_rocm.plugin.plan import architectures_here
+
+                here = architectures_here()
+            state.selection = select(get_environment(config), state.settings, here)
         except SelectionError as exc:
             raise pytest.UsageError(str(exc)) from None
     return state.selection

@@ -241,10 +241,17 @@ def _decide_min_vram(args: MemorySize, ctx: Context) -> Decision:
     if d is None:
         return Decision(skip=f"{needs}, {sel.no_device}")
     memory, how = _allocatable(sel, d)
+    if memory is None and sel.plan:  # no recording: the memory of the gfx's products decides
+        from pytest_rocm.plugin.plan import min_vram_verdict
+
+        verdict = min_vram_verdict(sel.plan, size, needs, format_size)
+        if verdict is not None:
+            return RUN if not verdict else Decision(skip=verdict)
     if memory is None:
         return Decision(skip=f"{needs}, {device_fact(sel)} with unknown memory")
     if memory < size:
-        return Decision(skip=f"{needs}, device {d.index} has {format_size(memory)}{how}")
+        where = "the plan's recorded device" if sel.plan else f"device {d.index}"
+        return Decision(skip=f"{needs}, {where} has {format_size(memory)}{how}")
     return RUN
 
 

@@ -5,7 +5,8 @@ code nobody trusts yet printed, so every value is hostile until escaped:
 
 - a link only for ``http``/``https`` URLs (``javascript:`` runs when clicked): :func:`web_url`;
 - a Markdown cell with HTML escaped (the Markdown is rendered with raw HTML on), no newline (it
-  starts a row of its own) and no bare pipe (it adds a cell): :func:`markdown_cell`, and a link
+  starts a row of its own) and no bare pipe (it adds a cell): :func:`markdown_cell`; a whole
+  failure's text, lines kept, as an escaped ``<pre>`` block: :func:`markdown_pre`; and a link
   target with whitespace, pipes and brackets percent-encoded: :func:`markdown_url`;
 - a CSV cell that a spreadsheet would take for a formula (``= + - @``, tab or CR first) starts
   with a quote instead (OWASP's advice): :func:`csv_cell`;
@@ -53,6 +54,16 @@ def markdown_cell(text: str) -> str:
     one_line = _LINE_BREAKS.sub(" ", text)
     # ``<`` opens every tag and ``&`` every entity; ``>`` alone is harmless and stays readable (``>900 s``)
     return terminal(one_line.replace("&", "&amp;").replace("<", "&lt;")).replace("|", "\\|")
+
+
+def markdown_pre(text: str) -> str:
+    """A ``<pre>`` block of a Markdown page (a failure's whole text, lines kept): HTML escaped, so
+    it can neither close the block nor open a tag; controls written out; a line that is blank
+    after stripping gets a space escape (a blank line would end the HTML block early in some
+    renderers)."""
+    escaped = terminal(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    lines = [line if line.strip() else "&#32;" for line in _LINE_BREAKS.sub("\n", escaped).split("\n")]
+    return "<pre>" + "\n".join(lines) + "</pre>"
 
 
 def markdown_url(url: str) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
 from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
+from pytest_rocm.report.oneline import ONE_LINE_CHARS, one_line
 from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
 from pytest_rocm.report.selection import selected_cells
@@ -159,8 +160,8 @@ def feature_rows(table: Table) -> list[FeatureRow]:
     out = []
     for (suite, base), rows in groups.items():
         by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
-        cells = [c for r in by_dtype.values() for c in selected_cells(r.cells, table.selections)]
-        feature = FeatureRow(suite, base, by_dtype, row_status(cells))
+        statuses = [row_status(selected_cells(r.cells, table.selections)) for r in by_dtype.values()]
+        feature = FeatureRow(suite, base, by_dtype, combined_status(statuses))
         feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
         for dtype, r in by_dtype.items():
             for label, factor in grown(r, table.labels).items():
@@ -169,6 +170,23 @@ def feature_rows(table: Table) -> list[FeatureRow]:
                 feature.slowdown[(label, dtype)] = factor
         out.append(feature)
     return out
+
+
+def combined_status(statuses: list[Status]) -> Status:
+    """One feature's status from its dtype rows' (each judged column by column, the first the
+    base): a regression in any dtype is the row's, a fix counts where nothing else is wrong."""
+    found = set(statuses)
+    if found <= {"works everywhere"}:
+        return "works everywhere"
+    if "regressed" in found:
+        return "regressed"
+    if found <= {"untested"}:
+        return "untested"
+    if found <= {"broken", "untested"}:
+        return "broken"
+    if "fixed" in found and found <= {"fixed", "works everywhere", "untested"}:
+        return "fixed"
+    return "partial"
 
 
 @dataclass
@@ -232,6 +250,17 @@ def short_reason(reason: str | None, limit: int = REASON_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def needs_note(cell: Cell) -> bool:
+    """Whether a cell's one line leaves something out (a note then holds the whole reason and every
+    figure): never for a passed cell, whose figures are its text."""
+    if cell.outcome in GOOD:
+        return False
+    line = one_line(cell)
+    reason = " ".join((cell.reason or "").removeprefix("Skipped: ").split()).removeprefix("not installed: ")
+    figure = cell.figure()
+    return bool(reason and reason not in line) or bool(figure and figure not in line)
+
+
 def growth_text(factor: float, base_label: str) -> str:
     """``error grew 50x vs cpu torch2.13.0``: the mark of a grown error."""
     return f"error grew {growth_figure(factor)} vs {base_label}"
@@ -252,13 +281,16 @@ def cell_text(
     limit: int = REASON_CHARS,
     slowdown: float | None = None,
 ) -> str:
-    """One cell in words: ``failed: <reason> · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``
-    (and ``· 3.0x slower vs ...`` where it ran slower than the first column)."""
-    reason = short_reason(cell.reason, limit).removeprefix("not installed: ") if cell.reason else ""
-    parts = [cell.outcome + (f": {reason}" if reason and cell.outcome not in GOOD else "")]
-    figure = cell.figure()
-    if figure:
-        parts.append(figure)
+    """One cell in words, one line: ``passed · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``
+    (and ``· 3.0x slower vs ...`` where it ran slower than the first column); a cell that did not
+    pass says what happened in one line (``report.oneline``): ``failed: fp16 1.0e-02 > tol ...``."""
+    if cell.outcome in GOOD:
+        parts: list[str] = [cell.outcome]
+        figure = cell.figure()
+        if figure:
+            parts.append(figure)
+    else:  # one line: the rest (whole reason, every figure) is the cell's note
+        parts = [one_line(cell, min(limit, ONE_LINE_CHARS))]
     if growth:
         parts.append(growth_text(growth, base_label))
     if slowdown:

@@ -33,9 +33,11 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
+from pytest_rocm.report.oneline import one_line
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY
 from pytest_rocm.report.perf import table_chart_svg
 from pytest_rocm.report.selection import NOT_SELECTED
+from pytest_rocm.report.speed_html import speed_block_html
 from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
 
 COLOURS = {  # background, text
@@ -50,10 +52,16 @@ COLOURS = {  # background, text
     "not-installed": ("#e3f2fd", "#0d47a1"),
     "not-run": ("#fafafa", "#616161"),
 }
-STATUS_COLOURS = {"works everywhere": "#2e7d32", "partial": "#ef6c00", "broken": "#c62828", "untested": "#757575"}
+STATUS_COLOURS = {
+    "works everywhere": "#2e7d32",
+    "regressed": "#c62828",
+    "fixed": "#1565c0",
+    "partial": "#ef6c00",
+    "broken": "#c62828",
+    "untested": "#757575",
+}
 #: the charted dtypes (the low-precision ones) and their bars' colours
 DTYPE_COLOURS = dict(zip(LOW_PRECISION_DTYPES, ("#1f77b4", "#ff7f0e"), strict=True))
-CELL_REASON_CHARS = 300  # how much of a reason a cell shows (the whole of it is in its title)
 
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
@@ -62,40 +70,66 @@ table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-
 thead th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n.hot{background:#ffcdd2;color:#b71c1c;font-weight:700}
 td.cell{font-weight:600;min-width:80px;max-width:320px}td.cell small{display:block;font-weight:400}
-td.cell small.fig{font-family:monospace}td.cell small.why{overflow-wrap:anywhere}
+td.cell small.fig{font-family:monospace}
+td.cell .line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:300px;font-size:13px}
+td.cell details.why>summary{list-style:none;cursor:pointer}td.cell details.why>summary::-webkit-details-marker{display:none}
+td.cell details.why>summary::before{content:"\\25B8  "}td.cell details.why[open]>summary::before{content:"\\25BE  "}
+td.cell details.why[open]>summary{white-space:normal}
+td.cell pre.full{white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.3 monospace;font-weight:400;margin:4px 0;max-width:480px}
 td.cell small.grown,td.cell small.slower{color:#b71c1c;font-weight:700}td.missing{color:#999}td.status{font-weight:600;white-space:nowrap}
 #filters{display:flex;flex-wrap:wrap;gap:12px 20px;align-items:center;margin:12px 0;padding:8px;background:#fafafa;border:1px solid #e0e0e0}
 #filters label{white-space:nowrap}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:3px}
 .hidden{display:none}.note{color:#b71c1c}
 .banner{background:#fff3e0;border:2px solid #ef6c00;padding:8px 12px;margin:8px 0;font-weight:600}
 figure{margin:4px 0 8px}
+#glance{display:flex;flex-wrap:wrap;gap:0 32px;align-items:flex-start}#summary-block{flex:0 1 auto;max-width:700px}#speed{flex:1 1 420px;min-width:0}
+#speed-table td.speed-cell{position:relative;padding-bottom:7px}#speed-table .tp{white-space:nowrap}
+#speed-table .tp{font-weight:700;white-space:nowrap;font-variant-numeric:tabular-nums}#speed-table .noisy{color:#8d6e00}
+#speed-table .bar{position:absolute;left:0;bottom:1px;height:4px;background:#1f77b4}#speed-table .bar.noisy{background:#bdbdbd}
+#speed-table td.missing{color:#777}#speed-table .slower{color:#b71c1c;font-weight:700}.speed-what{margin:0 0 4px;color:#555}
+td.cell details.why{margin:0}
 details{margin:8px 0}summary{font-weight:600;cursor:pointer;font-size:15px}#legend{color:#444;max-width:1100px}
 """
 
 SCRIPT = """
 (function(){
   var boxes=document.querySelectorAll('input[name=outcome]'),suite=document.getElementById('suite-filter');
+  function bySuite(el){return !suite.value||el.dataset.suite===suite.value;}
   function apply(){
     var on={},every=true;boxes.forEach(function(b){on[b.value]=b.checked;every=every&&b.checked;});
-    var shown=0,total=0;
+    var active=!every||!!suite.value,shown=0,total=0;
     document.querySelectorAll('tr.row').forEach(function(tr){
       var outs=tr.dataset.outcomes.split(' ').filter(Boolean);
-      var ok=(!suite.value||tr.dataset.suite===suite.value)&&outs.some(function(o){return on[o];});
+      var ok=bySuite(tr)&&outs.some(function(o){return on[o];});
       tr.classList.toggle('hidden',!ok);
       if(tr.closest('#all-rows')){total++;if(ok)shown++;}
     });
+    // everything above the rows follows the filter: the summary and speed rows of other suites
+    // go, a section with no row left goes, and the charts (of every row) wait for no filter
+    document.querySelectorAll('#summary tr[data-suite], tr.speed-row').forEach(function(tr){
+      tr.classList.toggle('hidden',!bySuite(tr));});
+    var speed=document.getElementById('speed');
+    if(speed){speed.classList.toggle('hidden',!speed.querySelector('tr.speed-row:not(.hidden)'));}
+    document.querySelectorAll('section.rows-block').forEach(function(s){
+      s.classList.toggle('hidden',!s.querySelector('tr.row:not(.hidden)'));});
+    var charts=document.getElementById('charts-block');
+    if(charts){charts.classList.toggle('hidden',active);}
+    document.getElementById('charts-note').classList.toggle('hidden',!active||!charts);
     document.querySelectorAll('#all-rows details').forEach(function(d){
       var any=!!d.querySelector('tr.row:not(.hidden)');d.classList.toggle('hidden',!any);
-      if(!every||suite.value){d.open=any;}  // a filter opens what it found
+      if(active){d.open=any;}  // a filter opens what it found
     });
-    document.getElementById('shown-count').textContent=shown+' of '+total+' rows shown';}
+    document.getElementById('shown-count').textContent=shown+' of '+total+' rows shown';
+    return active;}
   // a link can carry a filter: table.html#outcome=failed,crashed&suite=operators
   var want={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
     var i=kv.indexOf('=');if(i>0)want[kv.slice(0,i)]=decodeURIComponent(kv.slice(i+1));});
   if(want.outcome){var keep=want.outcome.split(',');boxes.forEach(function(b){b.checked=keep.indexOf(b.value)>=0;});}
   if(want.suite){suite.value=want.suite;}
   boxes.forEach(function(b){b.addEventListener('change',apply);});
-  suite.addEventListener('change',apply);apply();
+  suite.addEventListener('change',apply);
+  // a filter link lands on its rows: the filter bar at the top of the screen, the rows under it
+  if(apply()){document.getElementById('filters').scrollIntoView();}
 })();
 """
 
@@ -148,22 +182,33 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
 
 
 def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None) -> str:
+    """A passed cell: its outcome and figures. Any other: one line (``report.oneline``), the whole
+    reason and every figure behind a click (``<details>``)."""
     colspan = f" colspan={span}" if span > 1 else ""
     if cell is None:
         return f'<td class="cell missing"{colspan} title="not run in this environment">—</td>'
     bg, fg = COLOURS[cell.outcome]
     reason = (cell.reason or "").removeprefix("Skipped: ")
-    why = reason.removeprefix("not installed: ") if cell.outcome not in GOOD else ""
-    parts: list[str] = [cell.outcome]
-    if why:
-        parts.append(f"<small class=why>{_attr(why[:CELL_REASON_CHARS])}</small>")
-    if cell.figure():
-        parts.append(f"<small class=fig>{_attr(cell.figure())}</small>")
+    figure = cell.figure()
+    parts: list[str] = []
+    if cell.outcome in GOOD:
+        parts.append(cell.outcome)
+        if figure:
+            parts.append(f"<small class=fig>{_attr(figure)}</small>")
+    else:
+        line = one_line(cell)
+        body = (f"<pre class=full>{_attr(reason)}</pre>" if reason else "") + (
+            f"<small class=fig>{_attr(figure)}</small>" if figure else ""
+        )
+        if body:
+            parts.append(f"<details class=why><summary class=line>{_attr(line)}</summary>{body}</details>")
+        else:
+            parts.append(f"<span class=line>{_attr(line)}</span>")
     parts += [f"<small class=grown>&#9650; {_attr(growth_text(growth, base))}</small>"] if growth else []
     parts += [f"<small class=slower>&#9660; {_attr(slowdown_text(slowdown, base))}</small>"] if slowdown else []
     return (
         f'<td class="cell o-{cell.outcome}"{colspan} style="background:{bg};color:{fg}" '
-        f'title="{_attr(reason or cell.outcome)}">{"".join(parts)}</td>'
+        f'title="{_attr(cell.outcome if cell.outcome in GOOD else one_line(cell))}">{"".join(parts)}</td>'
     )
 
 
@@ -306,7 +351,8 @@ def chart_svg(ops: dict[str, dict[str, float]], title: str) -> str:
 
 def _charts(table: Table) -> str:
     out = [
-        "<h2>fp16 vs bf16 error per operation</h2>"
+        "<p id=charts-note class=hidden>The charts show every row: clear the filter to see them.</p>"
+        "<div id=charts-block><h2>fp16 vs bf16 error per operation</h2>"
         "<p>Worst recorded error per operation (normwise relative, else elementwise max relative), log scale.</p>"
         "<section id=charts>"
     ]
@@ -320,7 +366,13 @@ def _charts(table: Table) -> str:
     out.append("</section>")
     perf = table_chart_svg(table)  # report/perf.py: throughput relative to each row's best column
     if perf:
-        out.append(f"<h2>Throughput per row, relative to its best column</h2><section id=perf-chart>{perf}</section>")
+        title = (
+            "Throughput per row, against the device's peak"
+            if len(table.labels) == 1
+            else "Throughput per row, relative to its best column"
+        )
+        out.append(f"<h2>{title}</h2><section id=perf-chart>{perf}</section>")
+    out.append("</div>")
     return "".join(out)
 
 
@@ -329,9 +381,14 @@ def render_html(table: Table) -> str:
     rows, differ, failing = chosen.rows, chosen.differ, chosen.failing
     shown = []
     if differ:
-        shown.append(f"<h2>Differences between columns ({len(differ)})</h2>{_rows_table(table, differ, 'differences')}")
+        shown.append(
+            f"<section class=rows-block><h2>Differences between columns ({len(differ)})</h2>"
+            f"{_rows_table(table, differ, 'differences')}</section>"
+        )
     if failing:
-        shown.append(f"<h2>Failures ({len(failing)})</h2>{_rows_table(table, failing, 'failures')}")
+        shown.append(
+            f"<section class=rows-block><h2>Failures ({len(failing)})</h2>{_rows_table(table, failing, 'failures')}</section>"
+        )
     every = []
     for suite, members in chosen.by_suite.items():
         every.append(
@@ -343,7 +400,8 @@ def render_html(table: Table) -> str:
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         f"<title>pytest-rocm compatibility table</title><style>{CSS}</style></head><body>"
         f"<h1>Compatibility table</h1>{_banners(table)}{_environments(table)}"
-        f"<h2>Summary</h2>{_summary(table, rows, len(differ))}"
+        f"<div id=glance><section id=summary-block><h2>Summary</h2>{_summary(table, rows, len(differ))}</section>"
+        f"{speed_block_html(table)}</div>"
         f"<h2>Results</h2><p id=legend>{_attr(LEGEND)}</p>{_filters(table)}{''.join(shown)}{_charts(table)}"
         f"<h2>All results</h2><section id=all-rows>{''.join(every)}</section>"
         f"<script>{SCRIPT}</script></body></html>\n"

@@ -45,15 +45,35 @@ def _scaled(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"  # pragma: no cover - the loop always returns
 
 
-def perf_figure(record: Mapping[str, Any] | None) -> str:
+#: SI prefixes a G-unit (GFLOP/s, GB/s: stored in 1e9) is shown in, largest first
+_PREFIXES = ((1e3, "T"), (1.0, "G"), (1e-3, "M"), (1e-6, "k"))
+
+
+def unit_scale(unit: str, largest: float) -> tuple[float, str]:
+    """(divisor, unit shown) for a group of figures whose largest is ``largest``: one unit per
+    group (``TFLOP/s`` for fp32 and bf16 GEMM alike, never TFLOP/s beside MFLOP/s)."""
+    if not unit.startswith("G"):
+        return 1.0, unit
+    factor, prefix = next(((f, p) for f, p in _PREFIXES if largest >= f), _PREFIXES[-1])
+    return factor, prefix + unit.removeprefix("G")
+
+
+def format_throughput(value: float, divisor: float, unit: str) -> str:
+    """``195 GFLOP/s``, ``0.0753 GFLOP/s``: three significant digits in the given unit."""
+    shown = value / divisor
+    return f"{shown:,.0f} {unit}" if shown >= 1000 else f"{shown:.3g} {unit}"
+
+
+def perf_figure(record: Mapping[str, Any] | None, scale: tuple[float, str] | None = None) -> str:
     """The cell text of a perf record: ``312 GFLOP/s, 4 % of peak``; ``1.2 ms`` without work; ``""``
     without a record (an older report, a row that does not measure). A row whose spread would hide
-    a 2x change says it is too noisy to judge; one that stopped at its budget says how few reps it got."""
+    a 2x change says it is too noisy to judge; one that stopped at its budget says how few reps it got.
+    ``scale``: (divisor, unit) from :func:`unit_scale`, the unit of the figure's group."""
     if not isinstance(record, Mapping):
         return ""
     throughput, unit = _number(record.get("throughput")), record.get("unit")
     if throughput is not None and isinstance(unit, str) and unit:
-        text = _scaled(throughput, unit)
+        text = format_throughput(throughput, *scale) if scale else _scaled(throughput, unit)
     else:
         median = _number(record.get("median_s"))
         if median is None:
@@ -62,12 +82,19 @@ def perf_figure(record: Mapping[str, Any] | None) -> str:
     fraction = _number(record.get("peak_fraction"))
     if fraction is not None:
         text += f", {fraction * 100:.2g} % of peak"
-    spread = _number(record.get("spread"))
-    if spread is not None and spread >= TOO_NOISY_SPREAD:
-        text += f", too noisy to judge (spread {spread:.2g})"
+    noise = noise_text(record)
+    if noise:
+        text += f", {noise}"
     if record.get("truncated") == "budget":
         text += f", {record.get('reps')} reps in its budget"
     return text
+
+
+def noise_text(record: Mapping[str, Any]) -> str:
+    """``too noisy to judge (spread 4.6e+02)`` for a figure whose recorded spread would hide a 2x
+    change (``TOO_NOISY_SPREAD``), else ``""``: the one mark of a noisy figure, wherever shown."""
+    spread = _number(record.get("spread"))
+    return f"too noisy to judge (spread {spread:.2g})" if spread is not None and spread >= TOO_NOISY_SPREAD else ""
 
 
 # -- the gate -----------------------------------------------------------------------------------
@@ -156,6 +183,8 @@ def perf_chart_svg(rows: Sequence[tuple[str, Mapping[str, Mapping[str, Any] | No
             measured.append((feature, cells, speeds, best))
     if not measured:
         return ""
+    single = len(columns) == 1  # one column: each bar is the fraction of the device's peak
+    scales = _group_scales(measured)
     bar_h, gap, left, width = 12, 8, 260, 360
     height = sum(len(columns) * bar_h + gap for _ in measured) + 20
     parts = [
@@ -166,18 +195,43 @@ def perf_chart_svg(rows: Sequence[tuple[str, Mapping[str, Mapping[str, Any] | No
     for feature, cells, speeds, best in measured:
         parts.append(f'<text x="0" y="{y + bar_h}" font-size="11">{html.escape(feature)}</text>')
         for i, column in enumerate(columns):
-            speed = speeds[column]
-            length = 0 if not speed else max(1, round(width * speed / best))
-            figure = perf_figure(cells.get(column)) or "not measured"
+            speed, record = speeds[column], cells.get(column)
+            fraction = _number(record.get("peak_fraction")) if isinstance(record, Mapping) else None
+            if single:
+                length = 0 if fraction is None else max(1, round(width * min(fraction, 1.0)))
+            else:
+                length = 0 if not speed else max(1, round(width * speed / best))
+            scale = scales.get((feature.split("[", 1)[0], str(record.get("unit")))) if record else None
+            figure = perf_figure(record, scale) or "not measured"
+            colour = (
+                "#bdbdbd" if isinstance(record, Mapping) and noise_text(record) else BAR_COLOURS[i % len(BAR_COLOURS)]
+            )
             parts.append(
                 f'<rect x="{left}" y="{y}" width="{length}" height="{bar_h - 2}" class="perf-col{i}"'
-                f' fill="hsl({(i * 67) % 360},55%,50%)"><title>{html.escape(column)}: {html.escape(figure)}</title></rect>'
+                f' fill="{colour}"><title>{html.escape(column)}: {html.escape(figure)}</title></rect>'
                 f'<text x="{left + length + 4}" y="{y + bar_h - 3}" font-size="10">{html.escape(column)}: {html.escape(figure)}</text>'
             )
             y += bar_h
         y += gap
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: the columns' bar colours: none of them red (red is a failure everywhere else on the page)
+BAR_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
+
+
+def _group_scales(measured: Sequence[tuple[str, Any, Any, Any]]) -> dict[tuple[str, str], tuple[float, str]]:
+    """(operation, unit) -> the unit its figures share: the operation's rows (``perf_gemm[mm-...]``,
+    ``perf_gemm[linear_bias-...]``) in one unit, chosen from their largest figure."""
+    largest: dict[tuple[str, str], float] = {}
+    for feature, cells, _, _ in measured:
+        for record in cells.values():
+            throughput = _number(record.get("throughput")) if isinstance(record, Mapping) else None
+            if throughput is not None and isinstance(record.get("unit"), str):
+                key = (feature.split("[", 1)[0], record["unit"])
+                largest[key] = max(largest.get(key, 0.0), throughput)
+    return {key: unit_scale(key[1], value) for key, value in largest.items()}
 
 
 def table_chart_svg(table: Any) -> str:

@@ -23,6 +23,7 @@ from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.growth import merge_worst, parity_errors
 from pytest_rocm.report.load import ReportError, metric, worse
+from pytest_rocm.report.oneline import worst_failing
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
@@ -30,7 +31,7 @@ from pytest_rocm.report.selection import selected_cells, subset_text
 
 SUITE_ORDER = ("operators", "libraries", "models")
 #: a row's combined status over its columns
-Status = Literal["works everywhere", "partial", "broken", "untested"]
+Status = Literal["works everywhere", "regressed", "fixed", "partial", "broken", "untested"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 
@@ -48,6 +49,8 @@ class Cell:
     #: normwise figure, ("rtol", its rtol) for an elementwise one or where no normwise_tol was recorded
     tolerances: dict[str, tuple[str, float]] = field(default_factory=dict)
     named_errors: dict[tuple[str, str | None], float] = field(default_factory=dict)  #: report.growth's keys
+    #: the parity record that failed worst (``report.oneline.worst_failing``): the cell's one line
+    failing: dict[str, Any] | None = None
 
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
@@ -209,9 +212,12 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         record.get("perf"),
         worst_tolerances(parity),
         parity_errors(parity),
+        worst_failing(parity),
     )
     if cell is None:
         return new
+    if new.failing is not None:
+        cell.failing = worst_failing([r for r in (cell.failing, new.failing) if r is not None])
     merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
         if _at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
@@ -227,6 +233,9 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
 
 
 def row_status(cells: list[Cell | None]) -> Status:
+    """The row's word over its columns (in the table's order, the first being the base, as in
+    ``rocm-compat diff``): passed in the first and failed in a later one is **regressed**, failed
+    in the first and passed in every later one that ran it is **fixed**; otherwise **partial**."""
     tested = [c for c in cells if c is not None and (c.outcome in GOOD or c.outcome in BAD)]
     if not tested:
         return "untested"
@@ -234,6 +243,11 @@ def row_status(cells: list[Cell | None]) -> Status:
         return "works everywhere"
     if all(c.outcome in BAD for c in tested):
         return "broken"
+    first, later = cells[0], [c for c in cells[1:] if c is not None and c in tested]
+    if first is not None and first.outcome in GOOD and any(c.outcome in BAD for c in later):
+        return "regressed"
+    if first is not None and first.outcome in BAD and later and all(c.outcome in GOOD for c in later):
+        return "fixed"
     return "partial"
 
 

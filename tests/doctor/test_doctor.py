@@ -8,6 +8,7 @@ fake_machines), so a doctor check sees exactly what it would see on that machine
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -361,7 +362,11 @@ def test_cli_json_and_exit_status(
     broken.write_text(env.to_json())
     assert cli.main(["doctor", "--env", str(broken)]) == 1
     text = capsys.readouterr().out
-    assert "[FAIL] torch-build" in text and "fix: pip uninstall" in text and "run `rocm-compat doctor`" in text
+    assert "[FAIL] torch-build" in text and "fix: pip uninstall" in text
+    # the last line is the verdict and the first fix, never "run rocm-compat doctor" (this machine's)
+    last = text.strip().splitlines()[-1]
+    assert last.startswith(f"rocm doctor (the recorded environment {broken}): not ready (failing: ")
+    assert "torch-build" in last and "; first fix (" in last and "run `rocm-compat doctor`" not in text
 
     assert cli.main(["doctor", "--env", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
@@ -381,7 +386,34 @@ def test_errors_table_covers_every_known_error(capsys: pytest.CaptureFixture[str
         assert entry["check"] in ids or entry.get("why_unmapped"), entry["id"]
     assert cli.main(["doctor", "--errors-table"]) == 0
     table = capsys.readouterr().out
-    assert table.count("\n| `") == len(known)
+    assert table.count("\n| `") == len({e["message"] for e in known.values()})  # one row per error text
+    for entry in known.values():  # every check that catches a cause of a text is in its row
+        row = next(line for line in table.splitlines() if entry["message"].replace("|", "\\|") in line)
+        assert (f"`{entry['check']}`" if entry["check"] else "(library suites)") in row, entry["id"]
+
+
+#: lines a tool prints before (or around) the error, and prompts: not what a user greps a log for
+NOT_ERROR_TEXT = re.compile(
+    r"^(?:[#$>] |ROCk module is loaded$|WSL environment detected\.$|\w+ is member of \w+ group$)|^[\"“”'].*[\"“”']"
+)
+#: what an error line says (the table's texts are errors, not banners)
+ERROR_WORDS = re.compile(r"(?i)error|unable|failed|not supported|only supports|no \w+ (?:gpus|driver)|insufficient")
+
+
+def test_each_common_error_is_a_line_a_user_can_grep_a_log_for() -> None:
+    """The table's text is part of one line of the real error as recorded (so ``grep -F`` finds
+    it in a log), an error line (not rocminfo's banner, a shell prompt or an issue's title)."""
+    source = {
+        e["id"]: e
+        for e in json.loads((Path(__file__).parents[1] / "data" / "doctor" / "errors.json").read_text())["errors"]
+    }
+    for entry in doctor.known_errors():
+        message = entry["message"]
+        recorded = source[entry["id"]]["error_verbatim"].splitlines()
+        assert any(message in line for line in recorded), (entry["id"], message)
+        assert not NOT_ERROR_TEXT.search(message), (entry["id"], message)
+        assert ERROR_WORDS.search(message), (entry["id"], message)
+        assert "`" not in message or f"`` {message} ``" in doctor.errors_table(), entry["id"]  # shown exactly
 
 
 def test_every_mapped_check_has_a_scenario() -> None:
@@ -414,6 +446,28 @@ def test_summary_line_tells_failing_checks_from_warnings() -> None:
         "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor`"
     )
     assert doctor.summary_line(checks[2:4]) is None
+    assert doctor.summary_line([Check("igpu", "warn", "e")], "ci mi210.json") == (
+        "rocm doctor: 1 problem (warnings: igpu), run `rocm-compat doctor --env 'ci mi210.json'`"
+    )
+
+
+def test_the_doctors_last_line_is_the_verdict_and_the_first_fix() -> None:
+    checks = [
+        Check("igpu", "warn", "e", fix="HIP_VISIBLE_DEVICES=0"),
+        Check("gfx-in-build", "fail", "e"),  # no fix known: the next failing one with a fix is first
+        Check("driver", "fail", "e", fix="sudo modprobe amdgpu"),
+        Check("wsl", "ok", "e"),
+    ]
+    assert doctor.verdict_line(checks) == (
+        "rocm doctor: not ready (failing: gfx-in-build, driver; warnings: igpu); first fix (driver): sudo modprobe amdgpu"
+    )
+    assert doctor.verdict_line(checks[:1], "r.json") == (
+        "rocm doctor (the recorded environment r.json): usable, with warnings (warnings: igpu); "
+        "first fix (igpu): HIP_VISIBLE_DEVICES=0"
+    )
+    assert doctor.verdict_line(checks[1:2]).endswith("; no fix is known: see the evidence above")
+    assert doctor.verdict_line(checks[3:]) == "rocm doctor: ready, no problems found"
+    assert doctor.render_text(checks).splitlines()[-1] == doctor.verdict_line(checks)
 
 
 def test_pytest_header_names_the_problem(

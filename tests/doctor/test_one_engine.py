@@ -71,8 +71,14 @@ def test_header_doctor_and_env_agree_on_a_recorded_environment(
     assert header == expected
     assert [line for line in doctor if line.startswith(("[WARN]", "[FAIL]"))] == expected
     assert [line.removeprefix("  ") for line in env_out if line.startswith(("  [WARN]", "  [FAIL]"))] == expected
-    # the header's pointer is the doctor's own last line
-    assert summary == ([doctor[-1]] if expected else [])
+    # the header points at the doctor of the same recording (not this machine's); the doctor's own
+    # last line is the verdict and the first fix, over the same problems
+    assert len(summary) == (1 if expected else 0)
+    groups = summary[0].split(" (", 1)[1].rsplit("), run ", 1)[0] if summary else ""
+    assert not summary or summary[0].endswith(f"), run `rocm-compat doctor --env {path}`")
+    assert doctor[-1].startswith(f"rocm doctor (the recorded environment {path}): ")
+    if expected:
+        assert f"({groups})" in doctor[-1] and ("; first fix (" in doctor[-1] or "no fix is known" in doctor[-1])
 
 
 def test_the_recorded_environments_exercise_both_statuses() -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_machines import build_tree, machines
 
 from pytest_rocm.plugin.options import OPTIONS, parse_bool, parse_device, parse_gfx
 
@@ -22,6 +23,14 @@ def test_show(pytestconfig):
 
 #: in-process inner runs load just pytest-rocm, on an empty machine (tests/plugin/conftest.py)
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
+
+
+@pytest.fixture
+def on_the_igpu_machine(only_this_plugin: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The recorded machine's kernel view under the sysroot: the recording is of this machine, so
+    ``--rocm-gfx`` picks among its devices (on a machine without them it would be a plan)."""
+    root = build_tree(tmp_path / "igpu-machine", machines()["rx6800xt_igpu"].machine)
+    monkeypatch.setenv("PYTEST_ROCM_SYSROOT", str(root))
 
 
 def test_parsers() -> None:
@@ -45,6 +54,7 @@ def test_parsers() -> None:
     ],
     ids=["ini", "env-over-ini", "cli-over-env", "default"],
 )
+@pytest.mark.usefixtures("on_the_igpu_machine")
 def test_precedence_cli_env_ini_default(pytester, monkeypatch, cli, env, ini, device) -> None:
     if ini:
         pytester.makeini(f"[pytest]\nrocm_gfx = {ini}\n")
@@ -68,6 +78,7 @@ def test_report_and_label_are_published_for_other_plugins(pytester, monkeypatch)
     result.stdout.fnmatch_lines(["*REPORT=cli.json LABEL=cli REQ=True"])
 
 
+@pytest.mark.usefixtures("on_the_igpu_machine")
 @pytest.mark.parametrize("table", ["tool.pytest", "tool.pytest.ini_options"])
 def test_a_toml_list_is_the_comma_separated_list(pytester, table) -> None:
     """``rocm_gfx = ["gfx1036", "gfx1100"]`` in pyproject.toml: two patterns, read whole."""

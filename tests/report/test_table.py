@@ -32,7 +32,14 @@ def table_of(*paths: Path):
     ("outcomes", "status"),
     [
         (["passed", "xpassed"], "works everywhere"),
-        (["passed", "failed"], "partial"),
+        (["passed", "failed"], "regressed"),  # passed in the first column, failed in a later one
+        (["failed", "passed"], "fixed"),
+        (["passed", "passed", "crashed"], "regressed"),
+        (["error", "passed", "xpassed"], "fixed"),
+        (["failed", "passed", "failed"], "partial"),  # fixed in one, not in the other
+        (["failed", "skipped"], "broken"),
+        (["skipped", "passed", "failed"], "partial"),  # no first column to compare with
+        (["passed", "failed", None], "regressed"),
         (["passed", "skipped"], "partial"),  # not shown to work in every column
         (["passed", None], "partial"),
         (["failed", "crashed", "xfailed"], "broken"),
@@ -51,7 +58,7 @@ def test_rows_grouped_by_suite_with_worst_error_per_dtype() -> None:
     assert suites == sorted(suites, key=["operators", "libraries", "models"].index)
     rows = {r.feature: r for r in table.rows}
     conv = rows["operators/conv2d[bfloat16]"]
-    assert [c.outcome for c in conv.cells.values()] == ["failed", "passed"] and conv.status == "partial"
+    assert [c.outcome for c in conv.cells.values()] == ["failed", "passed"] and conv.status == "fixed"
     assert conv.cells[table.labels[0]].errors == {"bfloat16": pytest.approx(0.4)}
     assert rows["libraries/int8_matmul"].cells[table.labels[1]].outcome == "crashed"
     assert rows["operators/matmul[float16]"].status == "works everywhere"
@@ -129,12 +136,18 @@ def test_markdown_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| models | rocm torch2.6.0 rocm6.2.4 gfx942 | 0 | 0 | 1 | 0 | 0 |" in md
     # one row per feature, the dtypes as sub-columns; reasons and tolerances in the cell
     assert (
-        "| operators/conv2d | passed · fp16 6.0e-04 (rtol 1.0e-03) | failed: RuntimeError: miopenStatusUnknownError"
-        " · bf16 4.0e-01 (rtol 1.6e-02) | passed · fp16 7.2e-04 (rtol 1.0e-03) | passed · bf16 3.5e-03 (rtol 1.6e-02)"
-        " | partial |"
+        "| operators/conv2d | passed · fp16 6.0e-04 (rtol 1.0e-03) | failed: bf16 4.0e-01 > rtol 1.6e-02 [note 1](#note-1)"
+        " | passed · fp16 7.2e-04 (rtol 1.0e-03) | passed · bf16 3.5e-03 (rtol 1.6e-02) | fixed |"
     ) in md
+    # the note has the whole reason and every figure, escaped
+    note = md[md.index('<a id="note-1"></a>') :]
+    assert note.startswith(
+        '<a id="note-1"></a>**note 1**: `operators/conv2d bf16` in rocm torch2.6.0 rocm6.2.4 gfx1100: failed\n\n'
+        "<pre>RuntimeError: miopenStatusUnknownError\nbf16 4.0e-01 (rtol 1.6e-02)</pre>"
+    )
     assert "| feature | rocm torch2.6.0 rocm6.2.4 gfx1100 fp16 | rocm torch2.6.0 rocm6.2.4 gfx1100 bf16 |" in md
-    assert "timeout: Timeout (>900.0s) from pytest-timeout" in md  # a reason was only on hover before
+    assert "timeout: over 900.0s [note" in md  # one line in the cell, the whole reason in its note
+    assert "<pre>Timeout (&gt;900.0s) from pytest-timeout</pre>" in md
     assert "`tol` is the normwise tolerance" in md  # the legend
     assert cli.main(["table", str(GFX1100), str(GFX942), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -234,8 +247,9 @@ def test_html_is_self_contained_and_readable_without_a_browser() -> None:
     html = render_html(table_of(GFX1100, GFX942))
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched from a network
     assert "<script src" not in html and "<link" not in html
-    assert 'title="RuntimeError: miopenStatusUnknownError"' in html  # the whole reason on hover
-    assert "<small class=why>RuntimeError: miopenStatusUnknownError</small>" in html  # and in the cell
+    # one line in the cell; the whole reason behind a click
+    assert "<summary class=line>failed: bf16 4.0e-01 &gt; rtol 1.6e-02</summary>" in html
+    assert "<pre class=full>RuntimeError: miopenStatusUnknownError</pre>" in html
     assert html.count("<svg") == 2  # one fp16-vs-bf16 chart per column
     # the summary, then what differs, then the charts (the first column's open), then every row in a
     # collapsed section per suite
