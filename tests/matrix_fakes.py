@@ -60,6 +60,8 @@ def cluster_env(folder: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
         PATH=f"{bin_dir}:{Path(sys.executable).parent}:{env.get('PATH', '')}",
         FAKE_SBATCH_LOG=str(folder / "sbatch.log"),
         FAKE_SBATCH_OUT=str(folder / "out"),
-        **extra,
+        PIP_NO_INDEX="1",  # a venv the script would build installs nothing from the network
+        ROCM_COMPAT_VENVS=str(folder / "venvs"),
     )
+    env.update(extra)
     return env

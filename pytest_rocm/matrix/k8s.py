@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_rocm._resources import VERSION, load_json
 from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, Plan, Task, TaskError, quoted
-from pytest_rocm.matrix.yaml import dump_all
+from pytest_rocm.matrix.yamltext import dump_all
 
 #: the node labeller's label of the PCI device id (lower-case hex, as data/gpu_device_ids.json)
 DEVICE_ID_LABEL = "amd.com/gpu.device-id"
@@ -108,12 +108,17 @@ def _script(plan: Plan, options: K8sOptions) -> str:
         "#!/bin/bash\n"
         f"# rocm-compat matrix --emit k8s (pytest-rocm {VERSION}): task TASK_ID or merge\n"
         "set -euo pipefail\n"
-        f'OUT={MOUNT}/"$ROCM_COMPAT_RUN"\n'
+        f"MOUNT=${{ROCM_COMPAT_MOUNT:-{MOUNT}}}\n"
+        'OUT="$MOUNT/$ROCM_COMPAT_RUN"\n'
         f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{quoted([options.package])}}}\n"
         'read -r -a RUN_ARGS <<< "${ROCM_COMPAT_RUN_ARGS:-}"\n'
         "HOST=()\n"
         'mkdir -p "$OUT"\n'
-        "python -m venv /work/venv && source /work/venv/bin/activate\n"
+        "# an image that carries the combination already (rocm/pytorch) skips the installs\n"
+        'if [ -z "${ROCM_COMPAT_PREINSTALLED:-}" ]; then\n'
+        '  python -m venv "${ROCM_COMPAT_WORK:-/work}/venv" && source "${ROCM_COMPAT_WORK:-/work}/venv/bin/activate"\n'
+        "fi\n"
+        'pip() { if [ -z "${ROCM_COMPAT_PREINSTALLED:-}" ]; then command python -m pip "$@"; fi; }\n'
         "touch_done() { trap 'touch \"$OUT/$REPORT.done\"' EXIT; }  # the merge waits for every mark\n"
         'if [ "$1" = merge ]; then\n'
         f"  for f in {expected}; do\n"
@@ -130,10 +135,10 @@ def _script(plan: Plan, options: K8sOptions) -> str:
         '  rocm-compat table "${reports[@]}" -o "$OUT/compat.md"\n'
         '  rocm-compat table "${reports[@]}" -o "$OUT/compat.html"\n'
         '  for f in "${reports[@]}"; do\n'
-        f'    base={MOUNT}/baseline/"$(basename "${{f%.partial.jsonl}}")"\n'
+        '    base="$MOUNT/baseline/$(basename "${f%.partial.jsonl}")"\n'
         '    if [ -f "$base" ]; then rocm-compat diff "$base" "$f" || status=1; fi\n'
         "  done\n"
-        f"  rocm-compat atlas {MOUNT} -o {MOUNT}/atlas || status=1\n"
+        '  rocm-compat atlas "$MOUNT" -o "$MOUNT/atlas" || status=1\n'
         '  exit "$status"\n'
         "fi\n"
         'read -r -a IDS <<< "$ROCM_COMPAT_TASKS"\n'

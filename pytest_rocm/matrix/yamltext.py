@@ -5,8 +5,18 @@ the command line must not need PyYAML. Stdlib only."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
+#: words YAML 1.1 readers take for booleans or null: quoted even as keys
+_SPECIAL = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
+
+
+def _key(key: object) -> str:
+    text = str(key)
+    return text if _PLAIN_KEY.fullmatch(text) and text.lower() not in _SPECIAL else json.dumps(text)
 
 
 def _scalar(value: Any) -> str:
@@ -32,7 +42,7 @@ def _lines(value: Any, indent: int) -> list[str]:
     out: list[str] = []
     if isinstance(value, Mapping):
         for key, item in value.items():
-            name = json.dumps(str(key))
+            name = _key(key)
             if isinstance(item, (Mapping, list, tuple)) and item:
                 out.append(f"{pad}{name}:")
                 out += _lines(item, indent + 2)
