@@ -73,6 +73,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="name the node in each report (--rocm-host-label); off: reports name no host",
     )
+    cluster.add_argument(
+        "--cpus-per-task", type=_positive, default=8, metavar="N", help="SLURM: CPU cores per task (default 8)"
+    )
     cluster.add_argument("--merge-partition", type=_slurm_word, help="SLURM partition of the merge job")
     cluster.add_argument("--namespace", type=_dns_name, help="Kubernetes namespace of the Jobs")
     cluster.add_argument(
@@ -125,6 +128,7 @@ def _emit_cluster(args: argparse.Namespace, combos: list[Combo]) -> str:
             package=args.package,
             host_label=args.host_label,
             merge_partition=args.merge_partition,
+            cpus=args.cpus_per_task,
         )
         return emit_slurm(plan, options)
     from datetime import datetime, timezone
