@@ -49,12 +49,11 @@ def _is_ours(path: Path) -> bool:
     return any(marker in head for marker in MARKERS)
 
 
-def find_reports(
-    roots: Sequence[Path], skip: Path | None = None
-) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
-    """(source, report) of every report found, and (source, why) of those that could not be read."""
-    found: list[tuple[str, dict[str, Any]]] = []
-    unread: list[tuple[str, str]] = []
+def iter_reports(
+    roots: Sequence[Path], unread: list[tuple[str, str]], skip: Path | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(source, report) of every report found, one at a time (a fleet's reports need not all fit
+    in memory at once); (source, why) of each that could not be read is appended to ``unread``."""
     seen: set[tuple[str, str, str]] = set()
     resolved_skip = skip.resolve() if skip is not None else None
     for root in roots:
@@ -70,5 +69,12 @@ def find_reports(
             if key in seen:
                 continue
             seen.add(key)
-            found.append((str(path), document))
-    return found, unread
+            yield str(path), document
+
+
+def find_reports(
+    roots: Sequence[Path], skip: Path | None = None
+) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
+    """Every report found (a list), and (source, why) of those that could not be read."""
+    unread: list[tuple[str, str]] = []
+    return list(iter_reports(roots, unread, skip)), unread

@@ -12,9 +12,12 @@ run measured. What the atlas pages show is computed here, torch-free and I/O-fre
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.report.fleet import machine_of, tool_version_of
 from pytest_rocm.report.outcomes import BAD, GOOD
@@ -56,6 +59,19 @@ class Run:
     @property
     def where(self) -> str:
         return f"{self.machine} ({self.host})" if self.host else self.machine
+
+
+def version_key(text: str) -> tuple[int, Any]:
+    """Versions in release order (2.6 before 2.10); text that is not a version after them."""
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        return (1, text)
+
+
+def combination_key(run: Run) -> tuple[Any, ...]:
+    """Combinations in the order they came out: backend, then torch, then ROCm by version."""
+    return (run.backend, version_key(run.torch), version_key(run.rocm))
 
 
 @dataclass(frozen=True)
@@ -122,21 +138,29 @@ def run_of(index: int, source: str, document: Mapping[str, Any]) -> Run:
 
 
 def build_atlas(documents: Iterable[tuple[str, Mapping[str, Any]]], unread: Sequence[tuple[str, str]] = ()) -> Atlas:
-    """The atlas of ``(source, report)`` pairs: runs in date order (then label, then file)."""
-    loaded = list(documents)
-    order = sorted(
-        range(len(loaded)), key=lambda i: (_text(loaded[i][1].get("created")), loaded[i][1].get("label"), loaded[i][0])
-    )
-    atlas = Atlas(runs=[], unread=list(unread))
-    for position, i in enumerate(order):
-        source, document = loaded[i]
-        atlas.runs.append(run_of(position, source, document))
+    """The atlas of ``(source, report)`` pairs, read one at a time and kept compact (a fleet's
+    1,000 reports of 1,000 rows are a million results); runs in date order (then label, file)."""
+    loaded: list[tuple[tuple[str, str, str], Run, list[tuple[str, str, str, str | None]]]] = []
+    for source, document in documents:
+        run = run_of(0, source, document)
+        results = []
         for record in document.get("results") or []:
-            key = (_text(record.get("suite")), _text(record.get("feature")))
             reason = record.get("reason")
-            atlas.rows.setdefault(key, []).append(
-                Result(position, _text(record.get("outcome")), reason if isinstance(reason, str) else None)
+            results.append(
+                (
+                    sys.intern(_text(record.get("suite"))),
+                    sys.intern(_text(record.get("feature"))),
+                    sys.intern(_text(record.get("outcome"))),
+                    reason[:300] if isinstance(reason, str) else None,
+                )
             )
+        loaded.append(((run.date, run.label, source), run, results))
+    loaded.sort(key=lambda item: item[0])
+    atlas = Atlas(runs=[], unread=list(unread))
+    for position, (_, run, results) in enumerate(loaded):
+        atlas.runs.append(replace(run, index=position))
+        for suite, feature, outcome, reason in results:
+            atlas.rows.setdefault((suite, feature), []).append(Result(position, outcome, reason))
     return atlas
 
 

@@ -22,7 +22,19 @@ from html import escape
 from pathlib import Path
 
 from pytest_rocm._resources import VERSION
-from pytest_rocm.atlas.model import FAIL, PASS, Atlas, Result, Run, changes, latest_by, library_of, state_of
+from pytest_rocm.atlas.model import (
+    FAIL,
+    PASS,
+    Atlas,
+    Result,
+    Run,
+    changes,
+    combination_key,
+    latest_by,
+    library_of,
+    state_of,
+    version_key,
+)
 from pytest_rocm.report.files import write_text_atomic
 
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
@@ -103,8 +115,11 @@ def _cell(result: Result | None, runs: Sequence[Run]) -> str:
 
 def history_text(results: Sequence[Result], runs: Sequence[Run]) -> str:
     """``first seen failing 2026-01-03 (rocm torch2.6.0 rocm6.2.4 on m-...); fixed 2026-03-01 (...)``"""
+    found = changes(results)
+    if [c.kind for c in found] == ["first seen"] and found[0].state == PASS:
+        return ""  # passing since its first run: nothing to tell
     said = []
-    for change in changes(results):
+    for change in found:
         run = runs[change.run]
         what = (
             f"{change.kind} {'passing' if change.state == PASS else 'failing'}"
@@ -129,7 +144,11 @@ def _table_script() -> str:
 def gfx_page(atlas: Atlas, gfx: str) -> str:
     runs = atlas.runs
     here = {r.index for r in atlas.runs_on(gfx)}
-    combos = sorted({r.combination for r in runs if r.index in here})
+    first: dict[str, Run] = {}
+    for run in runs:
+        if run.index in here:
+            first.setdefault(run.combination, run)
+    combos = sorted(first, key=lambda c: combination_key(first[c]))
     head = "".join(f"<th>{_e(c)}</th>" for c in combos)
     lines = []
     for (suite, feature), results in sorted(atlas.rows.items()):
@@ -142,7 +161,7 @@ def gfx_page(atlas: Atlas, gfx: str) -> str:
             f'<tr id="{_e(feature)}"><td>{_e(suite)}</td><td>{_e(feature)}</td>{cells}'
             f"<td class=hist>{_e(history_text(mine, runs))}</td></tr>"
         )
-    machines = {r.machine for r in runs if r.index in here}
+    machines = {r.where for r in runs if r.index in here}
     intro = (
         f"<p>{len(here)} runs on {len(machines)} machine(s); each cell is the latest run of that combination "
         "(hover: when, where, which run); history: the row's changes on this gfx in date order.</p>"
@@ -179,7 +198,7 @@ def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> st
 
 def index_page(atlas: Atlas) -> str:
     runs = atlas.runs
-    columns = sorted({(r.rocm, r.torch) for r in runs})
+    columns = sorted({(r.rocm, r.torch) for r in runs}, key=lambda c: (version_key(c[0]), version_key(c[1])))
     head = "".join(
         f"<th>{_e(('ROCm ' + rocm) if rocm else 'CPU')}<br>torch {_e(torch)}</th>" for rocm, torch in columns
     )
@@ -188,7 +207,7 @@ def index_page(atlas: Atlas) -> str:
     for run in runs:  # date order: the last one is the latest
         key = (run.gfx, run.rocm, run.torch)
         latest_run[key] = run
-        machines.setdefault(key, set()).add(run.machine)
+        machines.setdefault(key, set()).add(run.where)
     counts: dict[int, Counter[str]] = {run.index: Counter() for run in latest_run.values()}
     for results in atlas.rows.values():
         for result in results:
@@ -215,7 +234,7 @@ def index_page(atlas: Atlas) -> str:
     links = " ".join(f'<a href="library/{_e(page_name(n))}.html">{_e(n)}</a>' for n in libraries)
     notes = "".join(f"<p class=note>{_e(n)}</p>" for n in _notes(atlas))
     body = (
-        f"<p>{len(runs)} reports from {len({r.machine for r in runs})} machine(s), "
+        f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
         f"{_e(runs[0].day if runs else '-')} to {_e(runs[-1].day if runs else '-')}; {len(atlas.rows)} rows.</p>{notes}"
         '<h2>Search every row</h2><p><input type=search id=q placeholder="a row, a library, an outcome (failed)...">'
         " <span id=hits></span></p><ul id=results></ul>"

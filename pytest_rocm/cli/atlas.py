@@ -24,7 +24,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_rocm.atlas.collect import find_reports
+    from pytest_rocm.atlas.collect import iter_reports
     from pytest_rocm.atlas.model import build_atlas
     from pytest_rocm.atlas.site import write_site
     from pytest_rocm.report.files import UnsafeTarget
@@ -39,13 +39,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat atlas: -o {out}: exists and is not a folder", file=sys.stderr)
         return 2
     started = time.monotonic()
-    found, unread = find_reports(roots, skip=out)
+    unread: list[tuple[str, str]] = []
+    atlas = build_atlas(iter_reports(roots, unread, skip=out), unread)
     for _source, why in unread:
         print(f"rocm-compat atlas: not read: {why}", file=sys.stderr)
-    if not found:
+    if not atlas.runs:
         print(f"rocm-compat atlas: no report under {', '.join(map(str, roots))}", file=sys.stderr)
         return 2
-    atlas = build_atlas(found, unread)
     try:
         written = write_site(atlas, out)
     except (OSError, UnsafeTarget) as exc:
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     size = sum(p.stat().st_size for p in written)
     print(
-        f"rocm-compat atlas: {len(found)} reports, {len(atlas.rows)} rows, {len(atlas.gfx_list())} gfx -> "
+        f"rocm-compat atlas: {len(atlas.runs)} reports, {len(atlas.rows)} rows, {len(atlas.gfx_list())} gfx -> "
         f"{out / 'index.html'} ({len(written)} files, {size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)"
     )
     return 1 if unread else 0

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.atlas.model import Result, changes
+from pytest_rocm.atlas.model import Result, build_atlas, changes
+from pytest_rocm.atlas.site import gfx_page, index_page
 from pytest_rocm.report.fleet import machine_id
 
 DATA = Path(__file__).parents[1] / "data" / "report"
@@ -100,6 +101,8 @@ def test_the_site_has_the_index_gfx_and_library_pages_and_each_rows_history(
     assert text.startswith("first seen failing 2026-01-05 (rocm torch2.6.0 rocm6.2.4 on m-")
     assert "; fixed 2026-02-05 (rocm torch2.7.1 rocm6.3 on m-" in text
     assert "; broke 2026-03-05 (rocm torch2.8.0 rocm6.4 on m-" in text
+    # a row that passed from its first run has nothing to tell
+    assert re.search(r'<tr id="operators/matmul\[float16\]">.*?<td class=hist></td></tr>', gfx1100)
     # where: the gfx942 report named its host
     gfx942 = (site / "gfx" / "gfx942.html").read_text()
     assert "(frontier-n0042), rocm torch2.6.0 rocm6.2.4 gfx942" in gfx942
@@ -112,6 +115,18 @@ def test_the_site_has_the_index_gfx_and_library_pages_and_each_rows_history(
     rows = json.loads(search[search.index("=") + 1 : search.rindex(";")])
     hit = next(r for r in rows if r[0] == ROW)
     assert hit[2] == f"library/operators.html#{ROW}" and hit[3] == "failed on gfx1100; passed on gfx942"
+
+
+def test_combinations_are_in_release_order_not_string_order(tmp_path: Path) -> None:
+    gfx1100 = _report("gfx1100")
+    runs = [_as_of(gfx1100, "2026-01-05", "2.10.0", "7.1"), _as_of(gfx1100, "2026-02-05", "2.6.0", "6.2.4")]
+    runs.append(_as_of(gfx1100, "2026-03-05", "2.9.1", "6.4"))
+    atlas = build_atlas([(f"r{i}.json", r) for i, r in enumerate(runs)])
+    page = gfx_page(atlas, "gfx1100")
+    heads = re.findall(r"<th>(rocm torch[^<]+)</th>", page)
+    assert heads == ["rocm torch2.6.0 rocm6.2.4", "rocm torch2.9.1 rocm6.4", "rocm torch2.10.0 rocm7.1"]
+    index = index_page(atlas)
+    assert re.findall(r"<th>ROCm ([0-9.]+)<br>", index) == ["6.2.4", "6.4", "7.1"]
 
 
 def test_unreadable_reports_are_named_and_the_exit_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
