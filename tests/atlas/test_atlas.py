@@ -109,6 +109,11 @@ def test_the_site_has_the_index_gfx_and_library_pages_and_each_rows_history(
     # a page per library (libraries/<kind>/<library>/... rows) or suite, every row by gfx
     operators = (site / "library" / "operators.html").read_text()
     assert f'<tr id="{ROW}">' in operators and "gfx1100: first seen failing" in operators
+    # each gfx's cell is its latest run, whatever the combination: gfx1100's is March's 2.8
+    lib_row = re.search(rf'<tr id="{re.escape(ROW)}">(.*?)</tr>', operators)
+    assert lib_row is not None
+    titles = re.findall(r'<td class="\w+" title="([^"]*)"', lib_row.group(1))
+    assert titles[0].startswith("2026-03-05, m-") and "torch2.8.0" in titles[0]
     runs = (site / "runs.html").read_text()
     assert runs.count("<tr><td>2026-") == 4 and "notes.json" not in runs
     search = (site / "search.js").read_text()
