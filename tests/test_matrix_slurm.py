@@ -66,7 +66,7 @@ def test_the_bundled_matrix_as_a_job_array_passes_bash_n_and_its_sbatch_lines_pa
     subprocess.run(["bash", "-n", str(path)], check=True)
     options = _sbatch_lines(script)
     assert set(options) <= SBATCH_OPTIONS
-    assert options["account"] == "proj123" and options["time"] == "01:30:00"  # 30 min install + ci's 60
+    assert options["account"] == "proj123" and options["time"] == "01:00:00"  # 30 min install + ci's 30
     # one job array per partition, GPUs asked for where the task needs one, the merge after all
     submits = [line.strip() for line in script.splitlines() if "sbatch --parsable" in line]
     arrays = [s for s in submits if "--array=" in s]
