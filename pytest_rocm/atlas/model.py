@@ -43,6 +43,8 @@ class Run:
     rocm: str
     torch: str
     backend: str
+    #: a run stopped early or killed (its report says so; a sidecar is always one): partial results
+    interrupted: bool = False
 
     @property
     def combination(self) -> str:
@@ -134,6 +136,7 @@ def run_of(index: int, source: str, document: Mapping[str, Any]) -> Run:
         rocm="" if on_cpu else _text(env.get("rocm")),
         torch=_text(env.get("torch")).split("+", 1)[0],
         backend="cpu" if on_cpu else _text(env.get("backend")) or "rocm",
+        interrupted=document.get("interrupted") is True,
     )
 
 

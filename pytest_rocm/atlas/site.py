@@ -260,7 +260,7 @@ def _notes(atlas: Atlas) -> list[str]:
 
 def runs_page(atlas: Atlas) -> str:
     lines = [
-        f"<tr><td>{_e(r.date)}</td><td>{_e(r.label)}</td><td>{_e(r.gfx)}</td><td>{_e(r.machine)}</td>"
+        f"<tr><td>{_e(r.date or 'undated')}</td><td>{_e(r.label)}{' (interrupted: partial)' if r.interrupted else ''}</td><td>{_e(r.gfx)}</td><td>{_e(r.machine)}</td>"
         f"<td>{_e(r.host or '')}</td><td>{_e(r.tool or 'not recorded')}</td><td>{_e(r.source)}</td></tr>"
         for r in atlas.runs
     ]

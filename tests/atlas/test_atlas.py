@@ -134,6 +134,25 @@ def test_combinations_are_in_release_order_not_string_order(tmp_path: Path) -> N
     assert re.findall(r"<th>ROCm ([0-9.]+)<br>", index) == ["6.2.4", "6.4", "7.1"]
 
 
+def test_a_killed_runs_sidecar_and_an_undated_report_are_runs_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    undated = _report("gfx1100")
+    del undated["created"]
+    (reports / "undated.json").write_text(json.dumps(undated))
+    header = {"schema": "pytest-rocm/report-sidecar/1", "label": "killed", "created": "2026-05-01T00:00:00+00:00"}
+    header["environment"] = _report("gfx942")["environment"]
+    lines = [json.dumps(header)] + [json.dumps(r) for r in _report("gfx942")["results"][:3]]
+    (reports / "k.json.partial.jsonl").write_text("\n".join(lines) + "\n")
+    assert cli.main(["atlas", str(reports), "-o", str(tmp_path / "site")]) == 0
+    assert "2 reports" in capsys.readouterr().out
+    runs = (tmp_path / "site" / "runs.html").read_text()
+    assert "<tr><td>undated</td><td>rocm torch2.6.0 rocm6.2.4 gfx1100</td>" in runs
+    assert "<td>killed (interrupted: partial)</td><td>gfx942</td>" in runs
+
+
 def test_unreadable_reports_are_named_and_the_exit_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reports = fleet(tmp_path / "reports")
     broken = _report("gfx942")
