@@ -54,7 +54,7 @@ function atlasSearch(box, list) {
     list.textContent = "";
     if (!words.length) return;
     for (var i = 0; i < rows.length && shown < 200; i++) {
-      var r = rows[i], text = (r[0] + " " + r[1] + " " + r[3]).toLowerCase();
+      var r = rows[i], text = (r[0] + " " + r[1] + " " + r[3] + " " + r[4]).toLowerCase();
       if (words.every(function (w) { return text.indexOf(w) >= 0; })) {
         var li = document.createElement("li"), a = document.createElement("a");
         a.href = r[2]; a.textContent = r[0]; li.appendChild(a);
@@ -236,7 +236,7 @@ def index_page(atlas: Atlas) -> str:
     body = (
         f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
         f"{_e(runs[0].day if runs else '-')} to {_e(runs[-1].day if runs else '-')}; {len(atlas.rows)} rows.</p>{notes}"
-        '<h2>Search every row</h2><p><input type=search id=q placeholder="a row, a library, an outcome (failed)...">'
+        '<h2>Search every row</h2><p><input type=search id=q placeholder="words of a row, a library, an outcome; gfx942=failed: on that gfx">'
         " <span id=hits></span></p><ul id=results></ul>"
         "<script src=search.js></script><script>atlasSearch(document.getElementById('q'), document.getElementById('results'))</script>"
         "<h2>gfx x ROCm x torch</h2><p>The latest run of each: rows passed of those judged (skips not counted).</p>"
@@ -274,8 +274,8 @@ def runs_page(atlas: Atlas) -> str:
 
 
 def search_rows(atlas: Atlas) -> list[list[str]]:
-    """``[feature, suite, page, "crashed on gfx942; passed on gfx1100"]`` per row (each gfx's
-    latest outcome): the search's data."""
+    """``[feature, suite, page, "crashed on gfx942; passed on gfx1100", "gfx942=crashed gfx1100=passed"]``
+    per row (each gfx's latest outcome): the search's data."""
     rows = []
     for (suite, feature), results in sorted(atlas.rows.items()):
         by_outcome: dict[str, list[str]] = {}
@@ -284,7 +284,9 @@ def search_rows(atlas: Atlas) -> list[list[str]]:
         order = sorted(by_outcome, key=lambda o: (state_of(o) != FAIL, state_of(o) != PASS, o))
         said = "; ".join(f"{outcome} on {' '.join(by_outcome[outcome])}" for outcome in order)
         page = f"library/{page_name(library_of(suite, feature))}.html#{feature}"
-        rows.append([feature, suite, page, said])
+        # gfx942=crashed: one word per gfx, so a search can ask for an outcome on one gfx
+        pairs = " ".join(f"{gfx}={outcome}" for outcome in order for gfx in by_outcome[outcome])
+        rows.append([feature, suite, page, said, pairs])
     return rows
 
 

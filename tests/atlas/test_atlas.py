@@ -120,6 +120,7 @@ def test_the_site_has_the_index_gfx_and_library_pages_and_each_rows_history(
     rows = json.loads(search[search.index("=") + 1 : search.rindex(";")])
     hit = next(r for r in rows if r[0] == ROW)
     assert hit[2] == f"library/operators.html#{ROW}" and hit[3] == "failed on gfx1100; passed on gfx942"
+    assert hit[4] == "gfx1100=failed gfx942=passed"
 
 
 def test_combinations_are_in_release_order_not_string_order(tmp_path: Path) -> None:
@@ -236,6 +237,9 @@ def test_the_atlas_searches_and_filters_in_headless_chromium_from_file_urls(tmp_
     ]
     dom = _chromium((site / "index.html").as_uri() + "?q=timeout+gfx942", tmp_path, "--dump-dom")
     assert re.findall(r'<li><a href="[^"]+">([^<]+)</a>', dom) == ["models/generate[bfloat16]"]
+    # an outcome on one gfx: conv2d[bfloat16] failed on gfx1100, not on gfx942
+    dom = _chromium((site / "index.html").as_uri() + "?q=gfx1100%3Dfailed", tmp_path, "--dump-dom")
+    assert re.findall(r'<li><a href="[^"]+">([^<]+)</a>', dom) == ["operators/conv2d[bfloat16]"]
     # a gfx page's filter hides the rows without the words
     dom = _chromium((site / "gfx" / "gfx1100.html").as_uri() + "?q=broke", tmp_path, "--dump-dom")
     assert "1 of 13 rows" in dom
