@@ -26,6 +26,11 @@ def _emit(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]
     return list(yaml.safe_load_all(capsys.readouterr().out))
 
 
+def _emit_text(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert cli.main(["matrix", "--emit", "k8s", *args]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
 def _validate(documents: list[dict[str, Any]]) -> None:
     version = kubernetes_validate.latest_version()
     for document in documents:
@@ -46,6 +51,9 @@ def test_the_bundled_matrix_is_valid_kubernetes_and_one_indexed_job_per_gfx(caps
     gfx942 = jobs["rocm-compat-r1-gfx942-py3-12"]
     spec = gfx942["spec"]
     assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] >= 2
+    # one task failing does not end the others: per-index limits, not the Job's backoffLimit
+    assert spec["backoffLimitPerIndex"] == 0 and spec["maxFailedIndexes"] == spec["completions"]
+    assert "backoffLimit" not in spec
     pod = spec["template"]["spec"]
     container = pod["containers"][0]
     assert container["resources"]["limits"] == {"amd.com/gpu": 1}
@@ -92,6 +100,16 @@ def test_a_site_label_replaces_the_device_id_and_cuda_asks_for_nvidia(
     assert strix["containers"][0]["resources"]["limits"] == {"amd.com/gpu": 2}
     cuda = jobs["rocm-compat-r1-cuda-py3-12"]["spec"]["template"]["spec"]
     assert cuda["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 2}
+
+
+def test_long_names_stay_valid_and_distinct(capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = "a" * 40
+    documents = list(
+        yaml.safe_load_all(_emit_text(capsys, "--run-id", run_id, "--partition", "gfx942=x", "--partition", "gfx90a=y"))
+    )
+    _validate(documents)
+    names = [d["metadata"]["name"] for d in documents if d["kind"] == "Job"]
+    assert len(set(names)) == len(names) and all(len(n) <= 63 and not n.endswith("-") for n in names)
 
 
 def test_a_gfx_without_known_device_ids_asks_for_a_node_label(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,6 +18,7 @@ The script the pods run is a ConfigMap. Stdlib only.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +64,12 @@ def parse_node_labels(values: list[str]) -> tuple[tuple[str, str, str], ...]:
 
 
 def _dns(text: str) -> str:
-    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    """A Kubernetes object name (DNS label: 63 characters at most); a long one keeps a hash of the
+    whole, so two long names never become one."""
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    if len(name) <= 63:
+        return name
+    return name[:54].rstrip("-") + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
 
 
 def _node_selection(target: str, options: K8sOptions) -> dict[str, Any]:
@@ -214,12 +220,15 @@ def _jobs(plan: Plan, options: K8sOptions) -> list[dict[str, Any]]:
             {
                 "apiVersion": "batch/v1",
                 "kind": "Job",
-                "metadata": _meta(_dns(f"rocm-compat-{options.run_id}-{target}-py{python}")[:63], options),
+                "metadata": _meta(_dns(f"rocm-compat-{options.run_id}-{target}-py{python}"), options),
                 "spec": {
                     "completionMode": "Indexed",
                     "completions": len(tasks),
                     "parallelism": len(tasks),
-                    "backoffLimit": 0,
+                    # a failed index must not end the others (backoffLimit would fail the whole Job):
+                    # each index once, however many fail; its end mark is written either way
+                    "backoffLimitPerIndex": 0,
+                    "maxFailedIndexes": len(tasks),
                     "activeDeadlineSeconds": options.minutes * 60,
                     "template": pod,
                 },
@@ -230,7 +239,7 @@ def _jobs(plan: Plan, options: K8sOptions) -> list[dict[str, Any]]:
         {
             "apiVersion": "batch/v1",
             "kind": "Job",
-            "metadata": _meta(_dns(f"rocm-compat-{options.run_id}-merge")[:63], options),
+            "metadata": _meta(_dns(f"rocm-compat-{options.run_id}-merge"), options),
             # waits for every task's mark: as long as the tasks may take, and the merge itself
             "spec": {"backoffLimit": 0, "activeDeadlineSeconds": (options.minutes + 30) * 60, "template": merge},
         }
