@@ -37,6 +37,9 @@ from pytest_rocm.atlas.model import (
 )
 from pytest_rocm.report.files import write_text_atomic
 
+#: the outcomes that make an index cell red (xfailed: a failure the suite expects, amber)
+HARD_FAILURES = frozenset({"failed", "error", "crashed", "timeout"})
+
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;position:sticky;top:0}td.n{text-align:right}
@@ -213,6 +216,7 @@ def index_page(atlas: Atlas) -> str:
         for result in results:
             if result.run in counts:
                 counts[result.run][state_of(result.outcome)] += 1
+                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
     lines = []
     for gfx in atlas.gfx_list():
         cells = []
@@ -224,7 +228,8 @@ def index_page(atlas: Atlas) -> str:
             run = latest
             c = counts[run.index]
             judged = c[PASS] + c[FAIL]
-            cls = "passed" if judged and not c[FAIL] else "failed" if c[FAIL] else "skipped"
+            # red for a real failure; an expected one (xfailed) only is amber, as in the cells
+            cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
             cells.append(
                 f'<td class="{cls}" title="{_e(run.label)}, {_e(run.day)}">{c[PASS]}/{judged} passed'
                 f"<br><small>{len(machines[(gfx, rocm, torch)])} machine(s), {_e(run.day)}</small></td>"
