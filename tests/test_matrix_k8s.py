@@ -165,3 +165,29 @@ def test_the_pods_script_runs_the_cpu_task_here_and_the_merge_waits_for_it(
     merge = subprocess.run(["bash", str(script), "merge"], env=env, capture_output=True, text=True, timeout=300)
     assert merge.returncode == 0, merge.stdout[-2000:] + merge.stderr[-2000:]
     assert (out / "compat.html").is_file() and (tmp_path / "volume" / "atlas" / "index.html").is_file()
+
+
+EXAMPLES = Path(__file__).parents[1] / "docs" / "examples"
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        (
+            "compat-slurm.sbatch",
+            ["--emit", "slurm", "--partition", "gfx942=mi300x", "--partition", "gfx90a=mi250x", "--partition",
+             "cpu=batch", "--account", "proj123", "--reports-dir", "/shared/rocm-compat"],
+        ),
+        ("compat-k8s.yaml", ["--emit", "k8s", "--partition", "gfx942=any", "--partition", "gfx90a=any", "--run-id", "example"]),
+    ],
+)  # fmt: skip
+def test_the_examples_in_the_docs_are_what_the_emitters_write(
+    capsys: pytest.CaptureFixture[str], name: str, args: list[str]
+) -> None:
+    assert cli.main(["matrix", *args]) == 0
+    expected = capsys.readouterr().out
+    assert (EXAMPLES / name).read_text() == expected, (
+        f"regenerate: rocm-compat matrix {' '.join(args)} > docs/examples/{name}"
+    )
+    if name.endswith(".yaml"):
+        _validate(list(yaml.safe_load_all(expected)))
