@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pytest_rocm.report.features import device_variant_of
-from pytest_rocm.report.fleet import tool_version_note
+from pytest_rocm.report.fleet import machine_note, tool_version_note
 from pytest_rocm.report.growth import (
     DEFAULT_FACTOR,
     DEFAULT_FLOOR,
@@ -166,6 +166,8 @@ def compare(
     diff = Diff(selection=note, strict_selection=strict_selection and note is not None)
     versions = tool_version_note([base, candidate], ["BASE", "CANDIDATE"])
     diff.notes = [versions] if versions else []
+    machines = machine_note(base, candidate)
+    diff.notes += [machines] if machines else []
     if note is not None and not strict_selection:
         diff.not_selected = [key for key, _, after in paired if after is None and base_unselected]
         diff.not_selected += [key for key, _ in added if candidate_unselected]

@@ -77,6 +77,46 @@ def machine_of(document: Mapping[str, Any]) -> dict[str, Any]:
     return derived
 
 
+def columns_by_host(documents: Sequence[Mapping[str, Any]]) -> tuple[list[str], tuple[int, int] | None]:
+    """The column label of each report: its label, or ``label on host`` where several share a
+    label and each of them named a host of its own. Else None for the labels and the indices of
+    the first two reports that share one."""
+    labels = [str(d.get("label")) for d in documents]
+    out = list(labels)
+    for label in dict.fromkeys(labels):
+        members = [i for i, other in enumerate(labels) if other == label]
+        if len(members) < 2:
+            continue
+        hosts = [machine_of(documents[i]).get("host") for i in members]
+        if None in hosts or len(set(hosts)) < len(hosts):
+            return labels, (members[0], members[1])
+        for i, host in zip(members, hosts, strict=True):
+            out[i] = f"{label} on {host}"
+    seen: dict[str, int] = {}
+    for i, column in enumerate(out):  # a renamed column may meet a label given as such
+        if column in seen:
+            return labels, (seen[column], i)
+        seen[column] = i
+    return out, None
+
+
+def machine_note(base: Mapping[str, Any], candidate: Mapping[str, Any]) -> str | None:
+    """One line when the two reports were measured on different hardware (machine ids differ):
+    the gate then compares machines as much as versions. None on the same hardware."""
+    before, after = machine_of(base), machine_of(candidate)
+    if before["id"] == after["id"]:
+        return None
+
+    def named(machine: Mapping[str, Any]) -> str:
+        host = f", host {machine['host']}" if machine.get("host") else ""
+        return f"{machine['id']} ({machine['basis']}{host})"
+
+    return (
+        f"measured on different machines (BASE {named(before)}; CANDIDATE {named(after)}): "
+        "a difference may be the hardware's, not the upgrade's"
+    )
+
+
 def tool_version_of(document: Mapping[str, Any]) -> str | None:
     """The pytest-rocm version that wrote the report; None in reports older than the field."""
     tool = document.get("tool")

@@ -117,3 +117,45 @@ def test_the_package_version_is_pyprojects() -> None:
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert pyproject["project"]["version"] == pytest_rocm.__version__
+
+
+def _with_host(tmp: Path, name: str, label: str, host: str | None) -> Path:
+    path = _report(tmp, name, "0.1.0")
+    document = json.loads(path.read_text())
+    document["label"] = label
+    if host is not None:
+        document["machine"] = {"id": machine_id(document["environment"]), "host": host}
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_identical_nodes_share_a_label_and_their_hosts_make_the_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    label = "rocm torch2.6.0 rocm6.2.4 gfx942"
+    one, two = _with_host(tmp_path, "n1", label, "node01"), _with_host(tmp_path, "n2", label, "node02")
+    assert cli.main(["table", str(one), str(two)]) == 0
+    out = capsys.readouterr().out
+    assert f"**{label} on node01**" in out and f"**{label} on node02**" in out
+    # without a host for each, the same label is still one line naming both files and the way out
+    bare = _with_host(tmp_path, "n3", label, None)
+    assert cli.main(["table", str(one), str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert f"n3.json: label '{label}' is also the label of {one}" in err and "--rocm-host-label" in err
+    same = _with_host(tmp_path, "n4", label, "node01")
+    assert cli.main(["table", str(one), str(same)]) == 2
+    assert "n4.json: label" in capsys.readouterr().err
+
+
+def test_diff_says_when_the_two_reports_come_from_different_machines(tmp_path: Path) -> None:
+    base = load_report(_report(tmp_path, "a", "0.1.0"))
+    other = json.loads(_report(tmp_path, "b", "0.1.0").read_text())
+    other["environment"] = _env("rx6800xt_igpu")
+    (tmp_path / "b.json").write_text(json.dumps(other))
+    text = render_text(compare(base, load_report(tmp_path / "b.json")), "a", "b", 10.0)
+    first = text.splitlines()[0]
+    assert first.startswith(
+        f"NOTE: measured on different machines (BASE {machine_id(_env('mi300x_8'))} (8x pci 1002:74a1 gfx942);"
+    )
+    assert "CANDIDATE m-" in first and "pci 1002:164e gfx1036; pci 1002:73bf gfx1030" in first
+    assert "NOTE" not in render_text(compare(base, base), "a", "a", 10.0)
