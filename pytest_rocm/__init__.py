@@ -34,6 +34,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pytest_rocm._resources import VERSION as __version__  # stdlib only, cheap
+
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
     from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
     from pytest_rocm.doctor.facts import sdpa_not_offered_hint
@@ -50,7 +52,6 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
     from pytest_rocm.workload.capture import capture
 
-__version__ = "0.1.0"
 
 #: public name -> the module that defines it, ``module:attribute`` where the names differ
 #: (imported on first use)

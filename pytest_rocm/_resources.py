@@ -14,6 +14,10 @@ from typing import Any
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
+#: the tool's version (``pytest_rocm.__version__`` is this one; pyproject.toml's must match): every
+#: report records it, and the layers below the root read it here
+VERSION = "0.1.0"
+
 
 @cache
 def load_json(name: str) -> Any:

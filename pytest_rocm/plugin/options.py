@@ -84,6 +84,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="TEXT",
     ),
     OptionSpec(
+        "rocm_host_label",
+        "--rocm-host-label",
+        "PYTEST_ROCM_HOST_LABEL",
+        "name this host in the report's machine field (a fleet's atlas shows it); default: no host "
+        "name, only the machine id (a hash of the GPUs' PCI ids and gfx)",
+        metavar="TEXT",
+    ),
+    OptionSpec(
         "rocm_scale",
         "--rocm-scale",
         "PYTEST_ROCM_SCALE",
@@ -218,6 +226,8 @@ class Settings:
     #: where the report path came from (``--rocm-report``, ``PYTEST_ROCM_REPORT``, ``rocm_report in tox.ini``)
     report_source: str = ""
     label: str | None = None
+    #: --rocm-host-label: the host's name in the report's ``machine`` field (None: not named)
+    host_label: str | None = None
     #: "ci" or "full" when given; None: decided from the device under test (plugin/scale.py)
     scale: str | None = None
     scale_source: str = ""
@@ -340,6 +350,7 @@ def resolve(config: pytest.Config) -> Settings:
     values["require_gpu"] = bool(require)
     values["report"], values["report_source"] = checked("rocm_report", parse_path)
     values["label"], _ = checked("rocm_label", parse_label)
+    values["host_label"], _ = checked("rocm_host_label", parse_label)
     values["scale"], values["scale_source"] = checked("rocm_scale", parse_scale)
     short, _ = checked("rocm_short_markers", parse_short_markers)
     values["short_markers"] = short is not False
@@ -378,6 +389,7 @@ def publish(config: pytest.Config, settings: Settings) -> None:
     ``config.getoption("rocm_report")`` see ini and environment-variable values too."""
     config.option.rocm_report = settings.report
     config.option.rocm_label = settings.label
+    config.option.rocm_host_label = settings.host_label
     config.option.rocm_scale = settings.scale
     config.option.rocm_require_gpu = settings.require_gpu
     config.option.rocm_gfx = ",".join(settings.gfx) or None

@@ -27,7 +27,7 @@ from pytest_rocm.plugin.options import Settings, named
 from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
 from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
 from pytest_rocm.plugin.xdist import is_worker
-from pytest_rocm.report import collection, files, records
+from pytest_rocm.report import collection, files, fleet, records
 from pytest_rocm.report.features import row_of
 
 #: pytest's exit status when the tests ran but the report could not be written (a full disk):
@@ -121,6 +121,8 @@ class ReportWriter:
         self.results: list[records.ResultRecord] = []
         #: the column label: --rocm-label, else (once the environment is known) the default
         self.label = settings.label or ""
+        self.host_label = settings.host_label
+        self.machine: dict[str, Any] = {}
         self.created: str | None = None
         self.environment: dict[str, Any] = {}
         self.device: str | None = None
@@ -154,10 +156,15 @@ class ReportWriter:
         # any test) leaves it as it was: never replaced by less.
         if pending_detection(self.config) is None:
             self._settle(wait=True)  # known, or detected here now: the header line has it all
-            self.sidecar.start({"created": self.created, **self._settled_fields(), **self._selection()})
+            self.sidecar.start({"created": self.created, **self._tool(), **self._settled_fields(), **self._selection()})
         else:  # detecting in a child (session.prefetch): its line follows when it is known
             label = {"label": self.label} if self.label else {}
-            self.sidecar.start({"created": self.created, **label, **self._selection()})
+            self.sidecar.start({"created": self.created, **self._tool(), **label, **self._selection()})
+
+    @staticmethod
+    def _tool() -> dict[str, Any]:
+        """``{"tool": {"name", "version"}}``: which pytest-rocm wrote the report (a fleet's merge notes it)."""
+        return {"tool": fleet.tool_record()}
 
     def _selection(self) -> dict[str, Any]:
         """``{"selection": ...}``: what this run selected (a killed run's sidecar keeps it too)."""
@@ -177,6 +184,7 @@ class ReportWriter:
         self.device = device_string(self.config)
         self.label = self.label or records.default_label(env, self.device)
         self.environment = records.jsonable(env.to_dict())
+        self.machine = fleet.machine_record(self.environment, self.host_label)
         from pytest_rocm.plugin.scale import get_scale  # a plugin module itself: imported once, by pytest
 
         self.scale = get_scale(self.config)
@@ -184,7 +192,13 @@ class ReportWriter:
         return True
 
     def _settled_fields(self) -> dict[str, Any]:
-        return {"label": self.label, "environment": self.environment, "device": self.device, "scale": self.scale}
+        return {
+            "label": self.label,
+            "environment": self.environment,
+            "device": self.device,
+            "scale": self.scale,
+            "machine": self.machine,
+        }
 
     def _settle_sidecar(self, wait: bool) -> None:
         """Settle, and hand the fields to the sidecar as its environment line (a killed run keeps them)."""
@@ -292,7 +306,7 @@ class ReportWriter:
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
-        extra.update(device=self.device, scale=self.scale, **self._selection())
+        extra.update(device=self.device, scale=self.scale, machine=self.machine, **self._tool(), **self._selection())
         document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
         self._warn_sidecar()
         try:  # a full disk may have room again by now: tried twice

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pytest_rocm.report.features import device_variant_of
+from pytest_rocm.report.fleet import machine_note, tool_version_note
 from pytest_rocm.report.growth import (
     DEFAULT_FACTOR,
     DEFAULT_FLOOR,
@@ -72,6 +73,8 @@ class Diff:
     #: measured rows slower than max_slowdown beyond the noise, and those within it
     slowdowns: list[Slowdown] = field(default_factory=list)
     noisy: list[Slowdown] = field(default_factory=list)
+    #: notes on comparing these two at all (``report.fleet``: written by different tool versions)
+    notes: list[str] = field(default_factory=list)
 
 
 def pairs(
@@ -161,6 +164,10 @@ def compare(
     paired, added = pairs(base, candidate)
     base_unselected, candidate_unselected, note = not_comparable(base, candidate)
     diff = Diff(selection=note, strict_selection=strict_selection and note is not None)
+    versions = tool_version_note([base, candidate], ["BASE", "CANDIDATE"])
+    diff.notes = [versions] if versions else []
+    machines = machine_note(base, candidate)
+    diff.notes += [machines] if machines else []
     if note is not None and not strict_selection:
         diff.not_selected = [key for key, _, after in paired if after is None and base_unselected]
         diff.not_selected += [key for key, _ in added if candidate_unselected]
@@ -215,6 +222,7 @@ def render_text(
     lines = [f"BASE      {base_label}", f"CANDIDATE {candidate_label}", ""]
     if diff.selection:  # first: every count below depends on it
         lines.insert(0, selection_line(diff))
+    lines[0:0] = [f"NOTE: {note}" for note in diff.notes]
 
     def listed(entries: list[tuple[str, str | None]]) -> None:
         shown = entries if limit is None else entries[:limit]

@@ -139,7 +139,8 @@ def _attr(text: Any) -> str:
 
 
 def _banners(table: Table) -> str:
-    return "".join(
+    notes = "".join(f"<div class='banner merge-note'>Note: {_attr(note)}</div>" for note in table.notes)
+    return notes + "".join(
         f'<div class=banner data-label="{_attr(label)}">CPU reference baseline: the column '
         f"&ldquo;{_attr(table.column(label))}&rdquo; ran on the CPU; its results say nothing about a GPU.</div>"
         for label in cpu_baselines(table)

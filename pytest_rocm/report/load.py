@@ -268,18 +268,22 @@ def load_report(path: str | Path, ended: str | None = None) -> ReportDocument:
 
 
 def load_reports(paths: Sequence[str | Path]) -> list[ReportDocument]:
-    """Several reports for one table or diff; two with the same label is an error."""
-    reports: list[ReportDocument] = []
-    seen: dict[str, str] = {}
-    for path in paths:
-        report = load_report(path)
-        label = report["label"]
-        if label in seen:
-            raise ReportError(
-                f"{path}: label {label!r} is also the label of {seen[label]} (give runs distinct --rocm-label)"
-            )
-        seen[label] = str(path)
-        reports.append(report)
+    """Several reports for one table or diff; two with the same label is an error, unless their
+    runs named their hosts (``--rocm-host-label``): identical nodes of a fleet share a label, and
+    each column is then ``label on host`` (``report.fleet.columns_by_host``)."""
+    from pytest_rocm.report.fleet import columns_by_host  # report.fleet reads no files: no cycle
+
+    reports = [load_report(path) for path in paths]
+    labels, clash = columns_by_host(reports)
+    if clash is not None:
+        first, second = clash
+        label = reports[second]["label"]
+        raise ReportError(
+            f"{paths[second]}: label {label!r} is also the label of {paths[first]} (give runs distinct "
+            "--rocm-label, or name each run's host with --rocm-host-label)"
+        )
+    for report, label in zip(reports, labels, strict=True):
+        report["label"] = label
     return reports
 
 

@@ -132,6 +132,8 @@ def render_markdown(table: Table) -> str:
             "nothing about a GPU.",
             "",
         ]
+    for merge_note in table.notes:
+        out += [f"> **Note**: {_esc(merge_note)}", ""]
     for label in table.labels:
         note = " (interrupted run: partial results)" if label in table.interrupted else ""
         warning = table.accelerator_warning(label)

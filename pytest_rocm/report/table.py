@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
+from pytest_rocm.report.fleet import tool_version_note
 from pytest_rocm.report.growth import merge_worst, parity_errors
 from pytest_rocm.report.load import ReportError, metric, worse
 from pytest_rocm.report.oneline import worst_failing
@@ -120,6 +121,8 @@ class Table:
     devices: dict[str, str | None] = field(default_factory=dict)
     #: each column that ran a subset of the suite -> how (``report.selection.subset_text``)
     selections: dict[str, str] = field(default_factory=dict)
+    #: notes about merging these reports at all (``report.fleet``: written by different tool versions)
+    notes: list[str] = field(default_factory=list)
 
     def column(self, label: str) -> str:
         """A column's header: the label, with its scale profile when recorded (``cpu torch2.13.0 [ci]``)
@@ -292,6 +295,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         accelerator={r["label"]: use for r in reports if (use := accelerator_use(r)) is not None},
         devices={r["label"]: r.get("device") for r in reports},
         selections=subsets,
+        notes=[note] if (note := tool_version_note(reports, labels)) else [],
     )
 
 

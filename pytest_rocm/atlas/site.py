@@ -1,0 +1,319 @@
+"""The atlas as static pages (``rocm-compat atlas``): plain files, no server, no network.
+
+- ``index.html``: gfx x ROCm x torch, each cell how many rows passed in the latest run of that
+  combination on that gfx, and on how many machines it was measured; a search over every row;
+- ``gfx/<gfx>.html``: every row (suites and libraries) x combination, each cell the latest outcome
+  with where (machine id, host when named), when (run date) and which run (label) on hover, and the
+  row's history on that gfx (first seen failing, broke, fixed in);
+- ``library/<name>.html``: a library's (or suite's) rows x gfx, with their histories;
+- ``runs.html``: every report read: date, label, machine, tool version, file.
+
+Every value from a report is escaped; the search reads ``search.js`` (a ``<script src>`` works from
+``file://``, a fetch does not) and builds its results with ``textContent``, never HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from pytest_rocm._resources import VERSION
+from pytest_rocm.atlas.model import (
+    FAIL,
+    PASS,
+    Atlas,
+    Result,
+    Run,
+    changes,
+    combination_key,
+    latest_by,
+    library_of,
+    state_of,
+    version_key,
+)
+from pytest_rocm.report.files import write_text_atomic
+
+#: the outcomes that make an index cell red (xfailed: a failure the suite expects, amber)
+HARD_FAILURES = frozenset({"failed", "error", "crashed", "timeout"})
+
+CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
+table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+th{background:#f4f4f4;position:sticky;top:0}td.n{text-align:right}
+.passed,.xpassed{background:#dff5df}.failed,.error,.crashed,.timeout{background:#fadcdc}.xfailed{background:#fbeedd}
+.skipped,.not-installed,.not-run{background:#eee;color:#666}.hist{font-size:12px;color:#444}
+.note{background:#fff3e0;border:1px solid #ef6c00;padding:6px 10px;margin:8px 0}
+input[type=search]{width:32em;padding:4px;font-size:14px}nav a{margin-right:12px}
+"""
+
+SEARCH_JS = """// the atlas' search: rows from search.js, results built with textContent (no HTML from data)
+function atlasSearch(box, list) {
+  var rows = window.ATLAS_ROWS || [];
+  function show() {
+    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
+    list.textContent = "";
+    if (!words.length) return;
+    for (var i = 0; i < rows.length && shown < 200; i++) {
+      var r = rows[i], text = (r[0] + " " + r[1] + " " + r[3] + " " + r[4]).toLowerCase();
+      if (words.every(function (w) { return text.indexOf(w) >= 0; })) {
+        var li = document.createElement("li"), a = document.createElement("a");
+        a.href = r[2]; a.textContent = r[0]; li.appendChild(a);
+        li.appendChild(document.createTextNode(" (" + r[1] + ") " + r[3]));
+        list.appendChild(li); shown++;
+      }
+    }
+    document.getElementById("hits").textContent = shown ? shown + (shown === 200 ? "+" : "") + " rows" : "no row matches";
+  }
+  box.addEventListener("input", show);
+  var q = new URLSearchParams(location.search).get("q");
+  if (q) { box.value = q; show(); }
+}
+// a page's filter: hide the table rows whose text lacks every word typed
+function atlasFilter(box, table) {
+  box.addEventListener("input", function () {
+    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
+    var rows = table.tBodies[0].rows;
+    for (var i = 0; i < rows.length; i++) {
+      var text = rows[i].textContent.toLowerCase(), hit = words.every(function (w) { return text.indexOf(w) >= 0; });
+      rows[i].style.display = hit ? "" : "none"; if (hit) shown++;
+    }
+    document.getElementById("shown").textContent = shown + " of " + rows.length + " rows";
+  });
+  var q = new URLSearchParams(location.search).get("q");
+  if (q) { box.value = q; box.dispatchEvent(new Event("input")); }
+}
+"""
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def page_name(text: str) -> str:
+    """A file name for a gfx or library: ``gfx942``, ``bitsandbytes`` (anything else replaced)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
+
+
+def _page(title: str, body: str, depth: int) -> str:
+    up = "../" * depth
+    nav = f'<nav><a href="{up}index.html">index</a><a href="{up}runs.html">runs</a></nav>'
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
+        f'<link rel=stylesheet href="{up}atlas.css"><script src="{up}atlas.js"></script></head>'
+        f"<body>{nav}<h1>{_e(title)}</h1>{body}"
+        f"<p class=hist>rocm-compat atlas (pytest-rocm {VERSION})</p></body></html>\n"
+    )
+
+
+def _cell(result: Result | None, runs: Sequence[Run]) -> str:
+    if result is None:
+        return "<td></td>"
+    run = runs[result.run]
+    said = f"{run.day}, {run.where}, {run.label}" + (f": {result.reason[:200]}" if result.reason else "")
+    return f'<td class="{_e(result.outcome)}" title="{_e(said)}">{_e(result.outcome)}</td>'
+
+
+def history_text(results: Sequence[Result], runs: Sequence[Run]) -> str:
+    """``first seen failing 2026-01-03 (rocm torch2.6.0 rocm6.2.4 on m-...); fixed 2026-03-01 (...)``"""
+    found = changes(results)
+    if [c.kind for c in found] == ["first seen"] and found[0].state == PASS:
+        return ""  # passing since its first run: nothing to tell
+    said = []
+    for change in found:
+        run = runs[change.run]
+        what = (
+            f"{change.kind} {'passing' if change.state == PASS else 'failing'}"
+            if change.kind == "first seen"
+            else change.kind
+        )
+        said.append(f"{what} {run.day} ({run.combination} on {run.where})")
+    return "; ".join(said)
+
+
+def _filter_box() -> str:
+    return (
+        '<p><input type=search id=filter placeholder="filter rows (words: a feature, an outcome...)">'
+        " <span id=shown></span></p>"
+    )
+
+
+def _table_script() -> str:
+    return "<script>atlasFilter(document.getElementById('filter'), document.getElementById('rows'))</script>"
+
+
+def gfx_page(atlas: Atlas, gfx: str) -> str:
+    runs = atlas.runs
+    here = {r.index for r in atlas.runs_on(gfx)}
+    first: dict[str, Run] = {}
+    for run in runs:
+        if run.index in here:
+            first.setdefault(run.combination, run)
+    combos = sorted(first, key=lambda c: combination_key(first[c]))
+    head = "".join(f"<th>{_e(c)}</th>" for c in combos)
+    lines = []
+    for (suite, feature), results in sorted(atlas.rows.items()):
+        mine = [r for r in results if r.run in here]
+        if not mine:
+            continue
+        latest = latest_by(mine, runs, "combination")
+        cells = "".join(_cell(latest.get(c), runs) for c in combos)
+        lines.append(
+            f'<tr id="{_e(feature)}"><td>{_e(suite)}</td><td>{_e(feature)}</td>{cells}'
+            f"<td class=hist>{_e(history_text(mine, runs))}</td></tr>"
+        )
+    machines = {r.where for r in runs if r.index in here}
+    intro = (
+        f"<p>{len(here)} runs on {len(machines)} machine(s); each cell is the latest run of that combination "
+        "(hover: when, where, which run); history: the row's changes on this gfx in date order.</p>"
+    )
+    table = (
+        f"<table id=rows><thead><tr><th>suite</th><th>row</th>{head}<th>history</th></tr></thead>"
+        f"<tbody>{''.join(lines)}</tbody></table>"
+    )
+    return _page(f"{gfx}: every row, by combination", intro + _filter_box() + table + _table_script(), 1)
+
+
+def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> str:
+    runs = atlas.runs
+    gfx_list = atlas.gfx_list()
+    head = "".join(f'<th><a href="../gfx/{_e(page_name(g))}.html">{_e(g)}</a></th>' for g in gfx_list)
+    lines = []
+    for key in keys:
+        results = atlas.rows[key]
+        latest = latest_by(results, runs, "gfx")
+        cells = "".join(_cell(latest.get(g), runs) for g in gfx_list)
+        histories = "<br>".join(
+            f"{_e(g)}: {_e(text)}"
+            for g in gfx_list
+            if (text := history_text([r for r in results if runs[r.run].gfx == g], runs))
+        )
+        lines.append(f'<tr id="{_e(key[1])}"><td>{_e(key[1])}</td>{cells}<td class=hist>{histories}</td></tr>')
+    table = (
+        f"<table id=rows><thead><tr><th>row</th>{head}<th>history per gfx</th></tr></thead>"
+        f"<tbody>{''.join(lines)}</tbody></table>"
+    )
+    intro = "<p>Each cell: the latest run on that gfx, whatever its combination (hover: when, where, which run).</p>"
+    return _page(f"{name}: every row, by gfx", intro + _filter_box() + table + _table_script(), 1)
+
+
+def index_page(atlas: Atlas) -> str:
+    runs = atlas.runs
+    columns = sorted({(r.rocm, r.torch) for r in runs}, key=lambda c: (version_key(c[0]), version_key(c[1])))
+    head = "".join(
+        f"<th>{_e(('ROCm ' + rocm) if rocm else 'CPU')}<br>torch {_e(torch)}</th>" for rocm, torch in columns
+    )
+    latest_run: dict[tuple[str, str, str], Run] = {}
+    machines: dict[tuple[str, str, str], set[str]] = {}
+    for run in runs:  # date order: the last one is the latest
+        key = (run.gfx, run.rocm, run.torch)
+        latest_run[key] = run
+        machines.setdefault(key, set()).add(run.where)
+    counts: dict[int, Counter[str]] = {run.index: Counter() for run in latest_run.values()}
+    for results in atlas.rows.values():
+        for result in results:
+            if result.run in counts:
+                counts[result.run][state_of(result.outcome)] += 1
+                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
+    lines = []
+    for gfx in atlas.gfx_list():
+        cells = []
+        for rocm, torch in columns:
+            latest = latest_run.get((gfx, rocm, torch))
+            if latest is None:
+                cells.append("<td></td>")
+                continue
+            run = latest
+            c = counts[run.index]
+            judged = c[PASS] + c[FAIL]
+            # red for a real failure; an expected one (xfailed) only is amber, as in the cells
+            cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
+            cells.append(
+                f'<td class="{cls}" title="{_e(run.label)}, {_e(run.day)}">{c[PASS]}/{judged} passed'
+                f"<br><small>{len(machines[(gfx, rocm, torch)])} machine(s), {_e(run.day)}</small></td>"
+            )
+        lines.append(f'<tr><th><a href="gfx/{_e(page_name(gfx))}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
+    libraries = sorted({library_of(s, f) for s, f in atlas.rows})
+    links = " ".join(f'<a href="library/{_e(page_name(n))}.html">{_e(n)}</a>' for n in libraries)
+    notes = "".join(f"<p class=note>{_e(n)}</p>" for n in _notes(atlas))
+    body = (
+        f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
+        f"{_e(runs[0].day if runs else '-')} to {_e(runs[-1].day if runs else '-')}; {len(atlas.rows)} rows.</p>{notes}"
+        '<h2>Search every row</h2><p><input type=search id=q placeholder="words of a row, a library, an outcome; gfx942=failed: on that gfx">'
+        " <span id=hits></span></p><ul id=results></ul>"
+        "<script src=search.js></script><script>atlasSearch(document.getElementById('q'), document.getElementById('results'))</script>"
+        "<h2>gfx x ROCm x torch</h2><p>The latest run of each: rows passed of those judged (skips not counted).</p>"
+        f"<table><thead><tr><th>gfx</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+        f"<h2>Libraries and suites</h2><p>{links}</p>"
+    )
+    return _page("ROCm compatibility atlas", body, 0)
+
+
+def _notes(atlas: Atlas) -> list[str]:
+    notes = []
+    tools = sorted({r.tool or "not recorded" for r in atlas.runs})
+    if len(tools) > 1:
+        notes.append(
+            f"reports written by different pytest-rocm versions ({', '.join(tools)}): rows may be named or judged differently"
+        )
+    if atlas.unread:
+        notes.append(f"{len(atlas.unread)} file(s) not read (see runs)")
+    return notes
+
+
+def runs_page(atlas: Atlas) -> str:
+    lines = [
+        f"<tr><td>{_e(r.date or 'undated')}</td><td>{_e(r.label)}{' (interrupted: partial)' if r.interrupted else ''}</td><td>{_e(r.gfx)}</td><td>{_e(r.machine)}</td>"
+        f"<td>{_e(r.host or '')}</td><td>{_e(r.tool or 'not recorded')}</td><td>{_e(r.source)}</td></tr>"
+        for r in atlas.runs
+    ]
+    unread = "".join(f"<li>{_e(source)}: {_e(why)}</li>" for source, why in atlas.unread)
+    body = (
+        "<table><thead><tr><th>run date</th><th>label</th><th>gfx</th><th>machine id</th><th>host</th>"
+        f"<th>tool</th><th>file</th></tr></thead><tbody>{''.join(lines)}</tbody></table>"
+        + (f"<h2>Not read</h2><ul>{unread}</ul>" if unread else "")
+    )
+    return _page("Runs", body, 0)
+
+
+def search_rows(atlas: Atlas) -> list[list[str]]:
+    """``[feature, suite, page, "crashed on gfx942; passed on gfx1100", "gfx942=crashed gfx1100=passed"]``
+    per row (each gfx's latest outcome): the search's data."""
+    rows = []
+    for (suite, feature), results in sorted(atlas.rows.items()):
+        by_outcome: dict[str, list[str]] = {}
+        for gfx, result in sorted(latest_by(results, atlas.runs, "gfx").items()):
+            by_outcome.setdefault(result.outcome, []).append(gfx)
+        order = sorted(by_outcome, key=lambda o: (state_of(o) != FAIL, state_of(o) != PASS, o))
+        said = "; ".join(f"{outcome} on {' '.join(by_outcome[outcome])}" for outcome in order)
+        page = f"library/{page_name(library_of(suite, feature))}.html#{feature}"
+        # gfx942=crashed: one word per gfx, so a search can ask for an outcome on one gfx
+        pairs = " ".join(f"{gfx}={outcome}" for outcome in order for gfx in by_outcome[outcome])
+        rows.append([feature, suite, page, said, pairs])
+    return rows
+
+
+def write_site(atlas: Atlas, out: Path) -> list[Path]:
+    """Every page of the atlas under ``out``; the files written."""
+    (out / "gfx").mkdir(parents=True, exist_ok=True)
+    (out / "library").mkdir(exist_ok=True)
+    pages: dict[Path, str] = {
+        out / "atlas.css": CSS,
+        out / "atlas.js": SEARCH_JS,
+        out / "index.html": index_page(atlas),
+        out / "runs.html": runs_page(atlas),
+        # a <script> body: "</" escaped so no feature name can close the element
+        out / "search.js": "window.ATLAS_ROWS = " + json.dumps(search_rows(atlas)).replace("</", "<\\/") + ";\n",
+    }
+    for gfx in atlas.gfx_list():
+        pages[out / "gfx" / f"{page_name(gfx)}.html"] = gfx_page(atlas, gfx)
+    by_library: dict[str, list[tuple[str, str]]] = {}
+    for key in sorted(atlas.rows):
+        by_library.setdefault(library_of(*key), []).append(key)
+    for name, keys in by_library.items():
+        pages[out / "library" / f"{page_name(name)}.html"] = library_page(atlas, name, keys)
+    for path, text in pages.items():
+        write_text_atomic(path, text)
+    return list(pages)

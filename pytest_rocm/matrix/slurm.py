@@ -1,0 +1,223 @@
+"""``rocm-compat matrix --emit slurm``: the matrix as one SLURM job-array script.
+
+One file does three things, by how it is started:
+
+- ``bash compat.sbatch`` (on a login node): submits one job array per partition (a job array has
+  one partition, and each gfx lives in its own) and a merge job that waits for them all
+  (``--dependency=afterany``: it runs whether tasks passed or failed, and names the ones that
+  wrote no report);
+- as an array task (``SLURM_ARRAY_TASK_ID`` set): builds the combination's venv once (torch from
+  its index, then its packages with torch pinned again, then pytest-rocm: what nox does) and runs
+  ``rocm-compat run`` with the task's label, writing the report to the shared folder;
+- ``compat.sbatch merge`` (the merge job): the table of this run, the gate (``rocm-compat diff``
+  against ``ROCM_COMPAT_BASELINE``'s report of the same name), and the atlas of every run so far.
+
+Everything a site changes at submission is a variable (``ROCM_COMPAT_REPORTS``, ``_VENVS``,
+``_PACKAGE``, ``_RUN_ARGS``, ``_BASELINE``); what it fixes once (account, partitions, GPUs, time)
+is an option of the emitter. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from pytest_rocm._resources import VERSION
+from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, Plan, Task, hhmmss, venv_stamp
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    reports: str = "reports"
+    account: str | None = None
+    #: GPUs per task, and how they are asked for: ``gres`` (``--gres=gpu:N``) or ``gpus`` (``--gpus=N``)
+    gpus: int = 1
+    gpu_flag: str = "gres"
+    minutes: int = 90
+    cpus: int = 8
+    package: str = DEFAULT_PACKAGE
+    #: pass the node's name as ``--rocm-host-label`` (off: the report names no host)
+    host_label: bool = False
+    #: the partition of the merge job (None: the site's default)
+    merge_partition: str | None = None
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _gpu_request(task: Task, options: SlurmOptions) -> list[str]:
+    if not task.gpus:
+        return []
+    return [f"--gpus={options.gpus}"] if options.gpu_flag == "gpus" else [f"--gres=gpu:{options.gpus}"]
+
+
+def _groups(plan: Plan, options: SlurmOptions) -> list[tuple[list[str], list[int]]]:
+    """The sbatch options of each job array (partition, GPUs) and the task indices it runs."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for task in plan.tasks:
+        flags = ([f"--partition={task.partition}"] if task.partition else []) + _gpu_request(task, options)
+        groups.setdefault(tuple(flags), []).append(task.index)
+    return [(list(flags), indices) for flags, indices in groups.items()]
+
+
+def array_spec(indices: list[int]) -> str:
+    """``[0, 1, 2, 5, 7, 8]`` -> ``0-2,5,7-8``: sbatch's --array syntax (long arrays stay short)."""
+    runs: list[list[int]] = []
+    for index in sorted(indices):
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def _case(task: Task, options: SlurmOptions) -> str:
+    c = task.combo
+    fields = {
+        "NAME": c.name,
+        "LABEL": task.label,
+        "PYTHON": f"python{c.python}",
+        "TORCH": c.torch,
+        "INDEX": c.index_url,
+        "OVERRIDE": task.override or "",
+        "REPORT": task.report_file,
+        "REQUIRE": "--require-gpu" if task.gpus else "",
+        "STAMP": venv_stamp(c, options.package),
+    }
+    body = "; ".join(f"{key}={_q(value)}" for key, value in fields.items())
+    packages = " ".join(_q(p) for p in c.packages)
+    return f"    {task.index}) {body}; PACKAGES=({packages}) ;;"
+
+
+def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
+    last = plan.tasks[-1].index
+    lines = [
+        "#!/bin/bash",
+        f"# The ROCm/PyTorch matrix as SLURM job arrays: `rocm-compat matrix --emit slurm` (pytest-rocm {VERSION}).",
+        "# Submit from a login node:  bash THIS_FILE   (one job array per partition, then a merge job that",
+        "# waits for them all with --dependency=afterany). Variables: ROCM_COMPAT_REPORTS (the shared folder),",
+        "# ROCM_COMPAT_VENVS, ROCM_COMPAT_PACKAGE, ROCM_COMPAT_RUN_ARGS (more rocm-compat run / pytest",
+        "# arguments), ROCM_COMPAT_BASELINE (a folder of accepted reports: the gate diffs against them).",
+        "# Array tasks (index: combination x target -> report):",
+    ]
+    for task in plan.tasks:
+        where = f" (partition {task.partition})" if task.partition else ""
+        override = f", HSA_OVERRIDE_GFX_VERSION={task.override}" if task.override else ""
+        lines.append(f"#   {task.index}: {task.combo.name} x {task.target} -> {task.report_file}{where}{override}")
+    for why in plan.left_out:
+        lines.append(f"#   left out: {why}")
+    lines += [
+        "#SBATCH --job-name=rocm-compat",
+        *([f"#SBATCH --account={options.account}"] if options.account else []),
+        f"#SBATCH --time={hhmmss(options.minutes)}",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks=1",
+        f"#SBATCH --cpus-per-task={options.cpus}",
+        "#SBATCH --output=rocm-compat-%A_%a.out",
+        "# partition and GPUs differ per job array: given on each sbatch line below, which wins over #SBATCH",
+        "set -euo pipefail",
+        "",
+        f"REPORTS=${{ROCM_COMPAT_REPORTS:-{_q(options.reports)}}}",
+        'VENVS=${ROCM_COMPAT_VENVS:-"$HOME/.cache/rocm-compat/venvs"}',
+        f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{_q(options.package)}}}",
+        'read -r -a RUN_ARGS <<< "${ROCM_COMPAT_RUN_ARGS:-}"',
+        "",
+        "task() {  # the combination of array index $1",
+        '  case "$1" in',
+        *(_case(task, options) for task in plan.tasks),
+        f'    *) echo "rocm-compat: no array task $1 in this script (0-{last})" >&2; exit 2 ;;',
+        "  esac",
+        "}",
+        "",
+        "venv() {  # venv() DIR STAMP PIP-ARGS...: (re)built only when its stamp differs; a lock for concurrent tasks",
+        "  local dir=$1 stamp=$2; shift 2",
+        '  mkdir -p "$(dirname "$dir")"',
+        "  (",
+        "    flock 9",
+        '    if [ "$(cat "$dir/.rocm-compat-stamp" 2>/dev/null)" != "$stamp" ]; then',
+        '      rm -rf "$dir" && "${PYTHON:-python3}" -m venv "$dir"',
+        '      "$@"',
+        '      printf %s "$stamp" > "$dir/.rocm-compat-stamp"',
+        "    fi",
+        '  ) 9>"$dir.lock"',
+        "}",
+        "",
+        "install_combination() {",
+        '  local pip=("$VENVS/$NAME/bin/python" -m pip install -q)',
+        '  if [ -n "$INDEX" ]; then "${pip[@]}" "$TORCH" --index-url "$INDEX"; else "${pip[@]}" "$TORCH"; fi',
+        "  # torch's requirement again: a package that wants another torch fails, never swaps the build",
+        '  if [ ${#PACKAGES[@]} -gt 0 ]; then "${pip[@]}" "${PACKAGES[@]}" "$TORCH"; fi',
+        '  "${pip[@]}" "$PACKAGE" pytest-xdist pytest-timeout',
+        "}",
+        "",
+        "run_task() {",
+        '  task "$1"',
+        '  local out="$REPORTS/${ROCM_COMPAT_RUN:?submit with: bash THIS_FILE}"',
+        '  mkdir -p "$out"',
+        '  venv "$VENVS/$NAME" "$STAMP" install_combination',
+        "  # shellcheck disable=SC1091",
+        '  source "$VENVS/$NAME/bin/activate"',
+        '  if [ -n "$OVERRIDE" ]; then export HSA_OVERRIDE_GFX_VERSION="$OVERRIDE"; fi',
+        "  local extra=() status=0",
+        '  if [ -n "$REQUIRE" ]; then extra+=("$REQUIRE"); fi',
+        *(
+            ['  extra+=(--rocm-host-label "${SLURMD_NODENAME:-$(hostname)}")  # asked for: the report names the node']
+            if options.host_label
+            else []
+        ),
+        '  rocm-compat run --label "$LABEL" --reports-dir "$out" "${extra[@]}" "${RUN_ARGS[@]}" || status=$?',
+        "  # 0 all passed, 1 some rows failed: both are a measurement, the report is written",
+        '  if [ "$status" -gt 1 ]; then exit "$status"; fi',
+        "}",
+        "",
+        "merge() {",
+        '  local out="$REPORTS/${ROCM_COMPAT_RUN:?submit with: bash THIS_FILE}" status=0 reports=() f',
+        '  PYTHON=python3 venv "$VENVS/_merge" "$PACKAGE" "$VENVS/_merge/bin/python" -m pip install -q "$PACKAGE"',
+        '  source "$VENVS/_merge/bin/activate"',
+        f"  for f in {' '.join(_q(t.report_file) for t in plan.tasks)}; do",
+        '    if [ -f "$out/$f" ]; then reports+=("$out/$f")',
+        '    elif [ -f "$out/$f.partial.jsonl" ]; then reports+=("$out/$f.partial.jsonl"); echo "rocm-compat merge: $f: killed run, its sidecar is merged"',
+        '    else echo "rocm-compat merge: $f: no report (see its task\'s rocm-compat-*.out)" >&2; status=1; fi',
+        "  done",
+        '  if [ ${#reports[@]} -eq 0 ]; then echo "rocm-compat merge: no task wrote a report" >&2; exit 1; fi',
+        '  rocm-compat table "${reports[@]}" -o "$out/compat.md"',
+        '  rocm-compat table "${reports[@]}" -o "$out/compat.html"',
+        '  if [ -n "${ROCM_COMPAT_BASELINE:-}" ]; then',
+        '    for f in "${reports[@]}"; do',
+        '      local base="$ROCM_COMPAT_BASELINE/$(basename "${f%.partial.jsonl}")"',
+        '      if [ -f "$base" ]; then rocm-compat diff "$base" "$f" || status=1',
+        '      else echo "rocm-compat merge: no baseline $base: $f not gated"; fi',
+        "    done",
+        "  fi",
+        '  rocm-compat atlas "$REPORTS" -o "$REPORTS/atlas" || status=1',
+        '  echo "rocm-compat merge: $out/compat.html, atlas $REPORTS/atlas/index.html"',
+        '  exit "$status"',
+        "}",
+        "",
+        "submit() {",
+        "  export ROCM_COMPAT_RUN=${ROCM_COMPAT_RUN:-$(date -u +%Y%m%dT%H%M%SZ)}",
+        "  # absolute: the tasks start in the submit folder, but a site may set another with --chdir",
+        '  ROCM_COMPAT_REPORTS=$(realpath -m "$REPORTS"); export ROCM_COMPAT_REPORTS',
+        "  local jobs=() id",
+    ]
+    for flags, indices in _groups(plan, options):
+        args = " ".join([f"--array={array_spec(indices)}", *flags])
+        lines.append(f'  id=$(sbatch --parsable {args} "$0"); jobs+=("${{id%%;*}}")')
+    merge_flags = [f"--partition={options.merge_partition}"] if options.merge_partition else []
+    lines += [
+        '  local after; after=$(IFS=:; echo "${jobs[*]}")',
+        "  # the merge needs no GPU and little time; afterany: it runs when every task ended, however",
+        "  id=$(sbatch --parsable --job-name=rocm-compat-merge --time=00:30:00 --output=rocm-compat-merge-%j.out "
+        + " ".join([*merge_flags, '--dependency="afterany:$after"', '"$0"', "merge"])
+        + ")",
+        '  echo "rocm-compat: submitted ${jobs[*]} (tasks) and ${id%%;*} (merge); reports in $REPORTS/$ROCM_COMPAT_RUN"',
+        "}",
+        "",
+        'if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then run_task "$SLURM_ARRAY_TASK_ID"',
+        'elif [ "${1:-}" = merge ]; then merge',
+        "else submit",
+        "fi",
+        "",
+    ]
+    return "\n".join(lines)
