@@ -93,20 +93,29 @@ _ROUND = 8
 
 
 def _calibrate(
-    call: Callable[[], Any], where: torch.device, min_sample_s: float, deadline: float
+    call: Callable[[], Any], where: torch.device, min_sample_s: float, deadline: float, estimate: float | None
 ) -> tuple[int, float, list[float]]:
     """(calls per sample, seconds per call, the last round's blocks): the median of three blocks at
     each size, the block grown until it lasts ``min_sample_s`` (or the budget ends). The blocks of
-    the round that settled it are samples already: the caller keeps them."""
+    the round that settled it are samples already: the caller keeps them. ``estimate``: seconds per
+    call seen in the warm-up (None: none ran). Where three blocks might not fit in what is left of
+    the budget they are timed one at a time, the clock read between them: a call longer than the
+    whole budget is timed once, not three times."""
     inner = 1
+    per_call = estimate
     for _ in range(_CALIBRATION_ROUNDS):
-        blocks = _time_samples(call, where, 3, inner)
+        if per_call is not None and 3 * per_call * inner <= deadline - time.perf_counter():
+            blocks = _time_samples(call, where, 3, inner)
+        else:
+            blocks = []
+            while len(blocks) < 3 and not (blocks and time.perf_counter() >= deadline):
+                blocks += _time_samples(call, where, 1, inner)
         per_call = max(statistics.median(blocks), 1e-9)
         if per_call * inner >= min_sample_s or time.perf_counter() >= deadline:
             return inner, per_call, blocks
         wanted = math.ceil(min_sample_s / per_call)
         inner = max(inner + 1, min(wanted, inner * _GROWTH))
-    return inner, per_call, []
+    return inner, max(per_call or 0.0, 1e-9), []
 
 
 def _sample(
@@ -169,14 +178,17 @@ def measure(
 
     start = time.perf_counter()
     deadline = start + budget_s
+    warmed = 0
     for i in range(warmup):
         call()
+        warmed += 1
         if i == 0 or (i + 1) % 4 == 0:
             _sync(where)
             if time.perf_counter() - start > budget_s * _WARMUP_SHARE:
                 break
     _sync(where)
-    inner, per_call, settled = _calibrate(call, where, min_sample_s, deadline)
+    estimate = (time.perf_counter() - start) / warmed if warmed else None
+    inner, per_call, settled = _calibrate(call, where, min_sample_s, deadline, estimate)
     times = _sample(call, where, inner, per_call * inner, reps, deadline, settled)
     truncated = len(times) < min_reps
     times, discarded = _drop_warm_leaders(times, min_reps)

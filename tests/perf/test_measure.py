@@ -52,6 +52,20 @@ def test_the_budget_bounds_the_whole_measurement_and_a_short_row_says_so() -> No
     assert record["truncated"] == "budget" and record["reps"] < 10 and record["min_s"] >= 0.05
 
 
+def test_a_call_longer_than_the_whole_budget_is_timed_once_after_its_warm_up() -> None:
+    """The calibrating round timed three blocks whatever the budget: a 0.2 s call under a 0.05 s
+    budget took four calls (0.8 s); now one warm-up call, one sample, and the row says so."""
+    calls: list[int] = []
+
+    def slow() -> None:
+        calls.append(1)
+        time.sleep(0.2)
+
+    record = measure(slow, warmup=3, min_reps=3, reps=10, budget_s=0.05)
+    assert len(calls) == 2 and record["reps"] == 1 and record["truncated"] == "budget"
+    assert record["min_s"] >= 0.2
+
+
 def test_one_stalled_call_does_not_decide_the_calls_per_sample() -> None:
     """A 5 us call caught once in a stall was timed one call per sample (the estimate came from that
     one call); the median of three blocks sizes the sample instead."""
