@@ -6,7 +6,6 @@ The report and the log still name the environment, and a killed run keeps its re
 from __future__ import annotations
 
 import json
-import os
 import signal
 from pathlib import Path
 
