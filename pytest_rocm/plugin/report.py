@@ -208,24 +208,33 @@ class ReportWriter:
             self.sidecar.append_running(item.nodeid, *self._row(item))
 
     def _row(self, item: pytest.Item) -> tuple[str, str]:
-        try:
-            marker = feature_of(item)  # the parsed-marker cache: no second parse
-        except MarkerError:
-            marker = None
+        # the feature marker's name as FeatureTagger handed it to the record (no second walk of
+        # the markers: a test without any is walked afresh on every look, nothing is cached for it)
+        marker = None
+        for entry in item.user_properties:
+            if type(entry) is tuple and len(entry) == 2 and entry[0] == records.FEATURE_PROPERTY:
+                marker = str(entry[1])
         return row_of(item.nodeid, marker, self.device_tokens)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if str(report.when) == "???":  # xdist: the worker died running it; its exit status says how
+        when = str(report.when)  # xdist's crash report says "???", not a phase pytest names
+        if when == "???":  # xdist: the worker died running it; its exit status says how
             from pytest_rocm.plugin.xdist import worker_exit_status
 
             self.deaths[report.nodeid] = worker_exit_status(getattr(report, "node", None))
-        self.pending.setdefault(report.nodeid, []).append(report)
-        if report.when in ("teardown", "???"):
-            if report.when == "teardown" and any(p.outcome == "rerun" for p in self.pending[report.nodeid]):
-                # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
-                del self.pending[report.nodeid]
-                self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
-                return
+        phases = self.pending.get(report.nodeid)
+        if phases is None:
+            phases = self.pending[report.nodeid] = []
+        phases.append(report)
+        if when == "teardown":
+            for phase in phases:
+                if phase.outcome == "rerun":
+                    # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
+                    del self.pending[report.nodeid]
+                    self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
+                    return
+            self._finish(report.nodeid)
+        elif when == "???":
             self._finish(report.nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
