@@ -62,8 +62,13 @@ def _event() -> Any:
     return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
 
-def _time_samples(call: Callable[[], Any], device: torch.device, samples: int, inner: int) -> list[float]:
-    """Seconds per call of ``samples`` samples of ``inner`` calls each."""
+def _time_samples(
+    call: Callable[[], Any], device: torch.device, samples: int, inner: int, deadline: float | None = None
+) -> list[float]:
+    """Seconds per call of ``samples`` samples of ``inner`` calls each. On the CPU, with a
+    ``deadline``, the clock is read a few times inside a sample: calls that turn slow after the
+    calibration (another process took the core: a 20 us GEMM took 25 ms) cut the sample short at
+    the deadline, and it is the last (a sample of 100 such calls took 2.5 s of a 0.3 s budget)."""
     if device.type == "cuda":
         with torch.cuda.device(device):
             events = [(_event(), _event()) for _ in range(samples)]
@@ -75,11 +80,19 @@ def _time_samples(call: Callable[[], Any], device: torch.device, samples: int, i
             torch.cuda.synchronize(device)
             return [start.elapsed_time(end) / 1e3 / inner for start, end in events]
     times = []
+    step = inner // _CHECKS if deadline is not None and inner >= _CHECKS else inner
     for _ in range(samples):
         begin = time.perf_counter()
-        for _ in range(inner):
-            call()
-        times.append((time.perf_counter() - begin) / inner)
+        done = 0
+        while done < inner:
+            for _ in range(min(step, inner - done)):
+                call()
+            done += min(step, inner - done)
+            if deadline is not None and done < inner and time.perf_counter() >= deadline:
+                break
+        times.append((time.perf_counter() - begin) / done)
+        if done < inner:  # the budget ran out inside this sample: it is the last
+            break
     return times
 
 
@@ -88,8 +101,12 @@ _CALIBRATION_ROUNDS = 12
 _GROWTH = 100
 #: the share of the budget the warm-up may use before it stops early (after at least one call)
 _WARMUP_SHARE = 0.25
-#: samples timed between two looks at the clock (and, on a GPU, two synchronisations)
+#: samples timed between two looks at the clock (and, on a GPU, two synchronisations), at most;
+#: the first rounds are smaller (1, 2, 4...), so calls that turned slow are seen before a full round
 _ROUND = 8
+#: how many times the clock is read inside one CPU sample (with a deadline): 64 reads of ~0.1 us
+#: in a 2 ms sample are 0.3 % of it
+_CHECKS = 64
 
 
 def _calibrate(
@@ -105,11 +122,11 @@ def _calibrate(
     per_call = estimate
     for _ in range(_CALIBRATION_ROUNDS):
         if per_call is not None and 3 * per_call * inner <= deadline - time.perf_counter():
-            blocks = _time_samples(call, where, 3, inner)
+            blocks = _time_samples(call, where, 3, inner, deadline)
         else:
             blocks = []
             while len(blocks) < 3 and not (blocks and time.perf_counter() >= deadline):
-                blocks += _time_samples(call, where, 1, inner)
+                blocks += _time_samples(call, where, 1, inner, deadline)
         per_call = max(statistics.median(blocks), 1e-9)
         if per_call * inner >= min_sample_s or time.perf_counter() >= deadline:
             return inner, per_call, blocks
@@ -129,12 +146,17 @@ def _sample(
 ) -> list[float]:
     """``times`` and more samples (seconds per call), in rounds, until ``reps`` or the deadline
     (at least one sample in all)."""
+    calibrated, size = per_sample, 1
     while len(times) < reps:
         left = deadline - time.perf_counter()
         if left <= 0 and times:
             break
         fit = max(1, int(left // per_sample)) if left > 0 else 1
-        times.extend(_time_samples(call, where, min(reps - len(times), fit, _ROUND), inner))
+        batch = _time_samples(call, where, min(reps - len(times), fit, size), inner, deadline)
+        times.extend(batch)
+        # what a sample takes now, never less than calibrated: slow calls shrink the next round
+        per_sample = max(calibrated, statistics.median(batch) * inner)
+        size = min(2 * size, _ROUND)
     return times[:reps]
 
 

@@ -66,6 +66,22 @@ def test_a_call_longer_than_the_whole_budget_is_timed_once_after_its_warm_up() -
     assert record["min_s"] >= 0.2
 
 
+def test_calls_that_turn_slow_after_the_calibration_stop_at_the_budget() -> None:
+    """Calibrated on fast calls, a sample holds thousands of them; when they turn slow (another
+    process took the core: a 20 us GEMM took 25 ms on a loaded machine) a round of such samples
+    ran for seconds past a 0.3 s budget (7.6 s once). The clock is read inside a sample now."""
+    begin = time.perf_counter()
+
+    def fast_then_slow() -> None:
+        if time.perf_counter() - begin > 0.1:
+            time.sleep(0.001)
+
+    record = measure(fast_then_slow, warmup=1, min_reps=5, reps=25, budget_s=0.3, min_sample_s=0.002)
+    elapsed = time.perf_counter() - begin
+    assert elapsed < 0.3 + 0.3, elapsed  # the budget, and slack for a loaded machine (was 16 s and more)
+    assert record["reps"] >= 1 and record["median_s"] > 0
+
+
 def test_one_stalled_call_does_not_decide_the_calls_per_sample() -> None:
     """A 5 us call caught once in a stall was timed one call per sample (the estimate came from that
     one call); the median of three blocks sizes the sample instead."""
