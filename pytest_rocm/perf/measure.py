@@ -15,6 +15,11 @@ CUDA/HIP events on the current stream and the device is synchronised once per ro
   not reach ``min_reps`` in its budget says so: ``truncated: "budget"``.
 - Leading samples more than twice the median of the rest are warm-up left-overs: dropped and counted
   (``discarded``); the spread is the interquartile range of what is kept.
+- ``run_queue_share``: the seconds this process's threads waited for a core (Linux's run-queue
+  time, ``/proc/self/task/*/schedstat``) per second of timing. At ``stats.BUSY_SHARE`` (0.5) or
+  more, other processes had the cores and the figure measured them (every sample alike: the spread
+  stays small); the table and the gate say so. A call that sleeps or waits for a device does not
+  count: only time spent runnable and not running does.
 
 The result is a ``stats.PerfRecord`` with the device's peak fraction when ``data/peaks.json`` knows
 the device.
@@ -23,6 +28,7 @@ the device.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -51,6 +57,27 @@ def arch_and_name(device: torch.device) -> tuple[str | None, str | None]:
     if torch.version.hip and gcn:
         return str(gcn).split(":", 1)[0], str(props.name)
     return f"sm_{props.major}{props.minor}", str(props.name)
+
+
+#: where Linux keeps each thread's scheduler statistics: "<on cpu ns> <waiting on a run queue ns> <slices>"
+_TASKS = "/proc/self/task"
+
+
+def run_queue_wait_s() -> float | None:
+    """Seconds this process's threads have waited on a run queue (runnable, no core free), summed;
+    None where the kernel does not say (not Linux, schedstats off)."""
+    total = 0
+    try:
+        tasks = os.listdir(_TASKS)
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            with open(f"{_TASKS}/{task}/schedstat", "rb") as handle:
+                total += int(handle.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile; a kernel without the field
+    return total / 1e9
 
 
 def _sync(device: torch.device) -> None:
@@ -210,8 +237,10 @@ def measure(
                 break
     _sync(where)
     estimate = (time.perf_counter() - start) / warmed if warmed else None
+    waited_from, timed_from = run_queue_wait_s(), time.perf_counter()
     inner, per_call, settled = _calibrate(call, where, min_sample_s, deadline, estimate)
     times = _sample(call, where, inner, per_call * inner, reps, deadline, settled)
+    timed, waited_to = time.perf_counter() - timed_from, run_queue_wait_s()
     truncated = len(times) < min_reps
     times, discarded = _drop_warm_leaders(times, min_reps)
     arch, device_name = arch_and_name(where)
@@ -223,4 +252,6 @@ def measure(
         record["discarded"] = discarded
     if truncated:
         record["truncated"] = "budget"
+    if waited_from is not None and waited_to is not None and timed > 0:
+        record["run_queue_share"] = round(max(0.0, waited_to - waited_from) / timed, 3)
     return record

@@ -20,6 +20,9 @@ Safety (nothing the user had is destroyed):
 - one run at a time per report path: the sidecar is locked (``flock``) for the whole run, and
   a second run on the same path is refused with one line naming the first one's pid, so two
   runs never interleave one sidecar or claim one report.
+
+Why this module is long: the sidecar, the final write and the JSON text they share (one encoder
+for both, the same strictness) are one format's writer; split, the two halves would drift apart.
 """
 
 from __future__ import annotations
