@@ -3,8 +3,8 @@
 The plugin's ini values (and pytest-timeout's ``timeout``) are registered as strings. A TOML
 configuration can still hold another type there: ``rocm_gfx = ["gfx1100", "gfx90a"]``. pytest
 then either hands the list over with a deprecation warning (``[tool.pytest.ini_options]``,
-pytest 9.1 and later) or raises ``TypeError`` (``[tool.pytest]``, ``pytest.toml``, and every
-format from pytest 10). Read through :func:`ini_text`, such a value is never cut into pieces nor
+pytest 9.1 and later) or refuses it (``[tool.pytest]``, ``pytest.toml``, and every format from
+pytest 10): a ``TypeError`` up to pytest 9.1, its own one-line ``UsageError`` from 9.2. Read through :func:`ini_text`, such a value is never cut into pieces nor
 a traceback: a list of strings is the comma-separated list where the option takes one, anything
 else is one usage error naming the ini file and what to write instead.
 """
@@ -52,8 +52,14 @@ def ini_raw(config: pytest.Config, name: str) -> Any:
         warnings.simplefilter("ignore", pytest.PytestDeprecationWarning)
         try:
             return config.getini(name)
-        except TypeError:  # a TOML value of another type than the one registered
-            return _from_toml(config.inipath, name)
+        except (TypeError, pytest.UsageError):
+            # A TOML value of another type than the one registered: a TypeError up to pytest 9.1;
+            # from 9.2 pytest checks the type itself and raises its own UsageError. Read the value
+            # from the file; if it is not there, the error was about something else: keep it.
+            value = _from_toml(config.inipath, name)
+            if value is None:
+                raise
+            return value
 
 
 def ini_text(config: pytest.Config, name: str, takes_list: bool = False, is_flag: bool = False) -> str | None:

@@ -1,5 +1,5 @@
-"""Library suites: per-test library facts for the report, offline Hugging Face, and triton's
-interpreter when the device under test is the CPU.
+"""Library suites: per-test library facts for the report and offline Hugging Face (triton's
+interpreter is decided before any suite is collected, in ``suites/conftest.py``).
 
 Every test module names its library and class with ``pytestmark = pytest.mark.library(name,
 cls)`` (a test may override it). From that marker this conftest
@@ -42,32 +42,6 @@ DISTRIBUTIONS = {
 }
 
 
-def triton_interpret_decision(environ: dict[str, str], device_option: str | None, gpu_present: Any) -> tuple[bool, str]:
-    """Whether triton kernels must run in its interpreter (TRITON_INTERPRET=1), and why.
-
-    ``gpu_present`` is a callable (only called when the answer depends on it: it imports torch).
-    A user's own TRITON_INTERPRET wins; then ``--rocm-device`` (cpu -> interpreter, a GPU ->
-    compiled); without that option, the interpreter only when torch sees no GPU.
-    """
-    if "TRITON_INTERPRET" in environ:
-        return environ["TRITON_INTERPRET"] == "1", "TRITON_INTERPRET set by the user"
-    if device_option:
-        if device_option.strip().lower().startswith("cpu"):
-            return True, "--rocm-device=cpu"
-        return False, f"--rocm-device={device_option}"
-    if gpu_present():
-        return False, "a GPU is present"
-    return True, "no GPU: the device under test is the CPU"
-
-
-def _torch_sees_gpu() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -76,17 +50,6 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not any(line.split("(")[0].split(":")[0].strip() == "rocm_feature" for line in config.getini("markers")):
         config.addinivalue_line("markers", "rocm_feature(name): names the compatibility-table row")
-    # Must happen before the kernels are defined: @triton.jit picks interpreter or compiler at
-    # decoration time. The kernels live in _triton_kernels, imported only inside tests, so a
-    # decision made here (before any test runs, in every xdist worker) always comes first.
-    device_option = config.getoption("rocm_device", default=None)  # resolved by the plugin
-    interpret, why = triton_interpret_decision(dict(os.environ), device_option, _torch_sees_gpu)
-    if interpret and "TRITON_INTERPRET" not in os.environ:
-        os.environ["TRITON_INTERPRET"] = "1"
-    config.stash[_INTERPRET_KEY] = (interpret, why)
-
-
-_INTERPRET_KEY = pytest.StashKey[tuple[bool, str]]()
 
 
 def _library_marker(item: pytest.Item) -> tuple[str, str] | None:
@@ -124,12 +87,6 @@ def library_info(request: pytest.FixtureRequest, record_property: Any) -> dict[s
         info.update(library=name, **{"class": cls}, version=library_version(DISTRIBUTIONS.get(name, name)))
     record_property(INFO_PROPERTY, info)
     return info
-
-
-@pytest.fixture
-def triton_interpreting(request: pytest.FixtureRequest) -> tuple[bool, str]:
-    """(kernels run in triton's interpreter?, why) as decided at configure time."""
-    return request.config.stash.get(_INTERPRET_KEY, (os.environ.get("TRITON_INTERPRET") == "1", "environment"))
 
 
 @pytest.fixture

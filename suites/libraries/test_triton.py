@@ -47,10 +47,36 @@ def kernels(request: pytest.FixtureRequest, triton_interpreting: tuple[bool, str
         )
     if not interpreting and device.type == "cpu":
         pytest.skip(f"triton compiles for GPUs; device under test is the CPU but TRITON_INTERPRET is off ({why})")
+    mismatch = standard_library_mode_problem(interpreting, _standard_library_interpreted())
+    if mismatch:
+        pytest.fail(mismatch, pytrace=False)
     library_info.update(triton_target(triton, interpreting))
     import _triton_kernels
 
     return _triton_kernels
+
+
+def standard_library_mode_problem(interpreting: bool, library_interpreted: bool) -> str | None:
+    """Why the kernels cannot run as decided, when triton's own ``tl.max``/``tl.sum`` were
+    decorated in the other mode (``library_interpreted``: triton was imported before
+    TRITON_INTERPRET was settled): every kernel would then fail with "Cannot call @triton.jit'd
+    outside of the scope of a kernel", which reads like a triton bug. None when the modes agree."""
+    if library_interpreted == interpreting:
+        return None
+    mode = "interpreter" if interpreting else "compiler"
+    other = "interpreter" if library_interpreted else "compiler"
+    return (
+        f"the kernels were to run in triton's {mode} but triton.language was imported earlier for the {other}"
+        " (something imported triton before TRITON_INTERPRET was decided): set TRITON_INTERPRET=1 (or 0)"
+        " in the environment before pytest starts"
+    )
+
+
+def _standard_library_interpreted() -> bool:
+    from triton.language import standard
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(standard.max, InterpretedFunction)
 
 
 def bf16_interpreter_problem(op: Callable[..., Any], exact_args: list[Any]) -> str | None:

@@ -141,10 +141,16 @@ def test_attention_math_matches_torch_sdpa_with_gqa_and_causal_mask() -> None:
     torch.testing.assert_close(ours, theirs)
 
 
-def test_triton_interpret_decision(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):  # the conftest sets them at import
-        monkeypatch.setenv(var, "1")
-    conftest = _load("conftest")
+def _load_suites_conftest() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("suites_root_conftest", SUITE.parent / "conftest.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_triton_interpret_decision() -> None:
+    conftest = _load_suites_conftest()
     no_gpu, gpu = (lambda: False), (lambda: True)
 
     def unused() -> bool:
@@ -165,20 +171,67 @@ def test_conftest_forces_the_hub_offline_even_when_the_user_allowed_it(monkeypat
     assert [os.environ[v] for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")] == ["1"] * 3
 
 
+def _skip_without_triton() -> None:
+    # Never import triton here: imported without TRITON_INTERPRET, its standard library (tl.max)
+    # is decorated for the compiler for the rest of this process, and the suite refuses to mix.
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed")
+
+
+def _copy_triton_suite(root: Path) -> Path:
+    """suites/conftest.py and the triton files of suites/libraries under ``root``."""
+    suite = root / "suites" / "libraries"
+    suite.mkdir(parents=True)
+    shutil.copy(SUITE.parent / "conftest.py", suite.parent / "conftest.py")
+    for name in ("conftest.py", "_library_support.py", "_triton_kernels.py", "test_triton.py"):
+        shutil.copy(SUITE / name, suite / name)
+    return suite
+
+
+def test_triton_runs_interpreted_when_an_earlier_suite_imported_triton_at_collection(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The corpus suite (collected before libraries/) imports torch.testing._internal, which imports
+    # triton: decided in libraries/conftest.py, the interpreter came too late for tl.max and every
+    # kernel failed with "Cannot call @triton.jit'd outside of the scope of a kernel".
+    _skip_without_triton()
+    suite = _copy_triton_suite(pytester.path)
+    early = suite.parent / "aaa_imports_triton"
+    early.mkdir()
+    (early / "test_first.py").write_text("import triton.language\n\ndef test_nothing():\n    pass\n")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(var, "1")
+    result = pytester.runpytest_subprocess(
+        "suites", "--rocm-device=cpu", "-p", "no:cacheprovider", "-k", "softmax and float32 or nothing"
+    )
+    result.assert_outcomes(passed=2)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # the suite's marker, registered by its conftest
+def test_kernels_in_the_other_mode_than_triton_standard_library_is_named_not_a_triton_bug() -> None:
+    sys.path.insert(0, str(SUITE))
+    try:
+        suite_module = _load("test_triton")  # imports triton only inside its fixtures
+    finally:
+        sys.path.remove(str(SUITE))
+    for mode in (True, False):
+        assert suite_module.standard_library_mode_problem(mode, mode) is None
+        problem = suite_module.standard_library_mode_problem(mode, not mode)
+        assert problem and "before TRITON_INTERPRET was decided" in problem and "TRITON_INTERPRET=1" in problem
+
+
 def test_a_wrong_triton_kernel_fails_its_parity_check(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("triton")
-    suite = pytester.path / "suites" / "libraries"
-    suite.mkdir(parents=True)
-    for name in ("conftest.py", "_library_support.py", "_triton_kernels.py", "test_triton.py"):
-        shutil.copy(SUITE / name, suite / name)
+    _skip_without_triton()
+    suite = _copy_triton_suite(pytester.path)
     kernels = suite / "_triton_kernels.py"
     source = kernels.read_text()
     assert "x + y, mask=mask" in source
     kernels.write_text(source.replace("x + y, mask=mask", "x + y * 1.01, mask=mask"))
     for var in ("TRITON_INTERPRET", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.setenv(var, "1")
-    result = pytester.runpytest("--rocm-device=cpu", "-p", "no:cacheprovider", "-k", "vector_add")
+    result = pytester.runpytest_subprocess("--rocm-device=cpu", "-p", "no:cacheprovider", "-k", "vector_add")
     result.assert_outcomes(failed=2, skipped=1)  # float32 and float16 caught; bf16: interpreter skip
     result.stdout.fnmatch_lines(["*parity mismatch: triton vector_add*"])
