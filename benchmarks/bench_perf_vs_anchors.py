@@ -53,7 +53,11 @@ def by_measure(profile: str) -> Callable[[str, str], float]:
 
 
 def by_timer(setup: str, stmt: str) -> float:
-    return float(Timer(stmt=stmt, setup=setup, globals={"torch": torch}).blocked_autorange(min_run_time=0.5).median)
+    return float(
+        Timer(stmt=stmt, setup=setup, globals={"torch": torch}, num_threads=torch.get_num_threads())
+        .blocked_autorange(min_run_time=0.5)
+        .median
+    )
 
 
 def by_pytest_benchmark(setup: str, stmt: str) -> float:

@@ -10,21 +10,22 @@ the neighbours' load, not the report. Target: <= 1.05. A per-test figure is prin
 difference divided by the number of tests (target: under 50 us per trivial test). It prints the figures and never fails on them
 (timing is not a test).
 
-A run with the report needs the environment once (it goes into the report). It is detected in a
-child process started at configure time, on the other core while the tests run, so the test
-process never imports torch for it (before: ~3 s in-process, 1.47x on this benchmark); the CPU
-time counts the child, the wall time what a user waits for. ``--env FILE`` gives both variants a
+A run with the report needs the environment once (it goes into the report). It is detected in the
+test process once the tests imported torch (here only with ``--suite-imports-torch``), else in a
+child process at the end (the test process never imports torch for it); the CPU time counts the
+child, the wall time what a user waits for. ``--env FILE`` gives both variants a
 recorded environment (``--rocm-env``), which leaves the per-test cost alone.
 ``--suite-imports-torch`` adds a conftest.py that imports torch, as any suite that tests torch does:
 then the detection's torch import is paid by both variants and what remains is the report's own.
 
-    python benchmarks/bench_report_overhead.py [--tests 5000] [--runs 5] [--env tests/data/envs/cpu_only.json]
-        [--suite-imports-torch]
+    python benchmarks/bench_report_overhead.py [--tests 1000,5000,20000] [--runs 5]
+        [--env tests/data/envs/cpu_only.json] [--suite-imports-torch]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -44,44 +45,65 @@ def run_once(root: Path, with_report: bool, env_file: str | None = None) -> tupl
     return run_pytest(root, options)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", type=int, default=5000, help="suite size (default 5000)")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (default 5)")
-    parser.add_argument("--env", help="a recorded environment for both variants (no detection)")
-    parser.add_argument("--suite-imports-torch", action="store_true", help="a conftest.py that imports torch")
-    args = parser.parse_args(argv)
+def measure_size(tests: int, runs: int, env: str | None, imports_torch: bool) -> None:
+    """Time ``runs`` alternating pairs on a suite of ``tests`` trivial tests and print the figures."""
     with tempfile.TemporaryDirectory(prefix="rocm-bench-report-") as tmp:
         root = Path(tmp)
-        write_suite(root, args.tests)
-        if args.suite_imports_torch:
+        write_suite(root, tests)
+        if imports_torch:
             (root / "conftest.py").write_text("import torch  # noqa: F401  (as a suite that tests torch does)\n")
-        run_once(root, True, args.env)  # warm: bytecode caches, file system
-        run_once(root, False, args.env)
-        runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        run_once(root, True, env)  # warm: bytecode caches, file system
+        run_once(root, False, env)
+        runs_of: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         pairs: list[float] = []  # with / without, of two runs next to each other
-        for i in range(args.runs):
+        for i in range(runs):
             for flag in (True, False) if i % 2 == 0 else (False, True):
-                runs[flag].append(run_once(root, flag, args.env))
-            pairs.append(runs[True][-1][1] / runs[False][-1][1])
-    where = f", recorded environment {args.env}" if args.env else ", environment detected"
-    where += ", the suite imports torch" if args.suite_imports_torch else ""
-    print(f"suite: {args.tests} trivial tests, {args.runs} alternating runs per variant{where}")
+                runs_of[flag].append(run_once(root, flag, env))
+            pairs.append(runs_of[True][-1][1] / runs_of[False][-1][1])
+    where = f", recorded environment {env}" if env else ", environment detected"
+    where += ", the suite imports torch" if imports_torch else ""
+    print(f"suite: {tests} trivial tests, {runs} alternating runs per variant{where}, load {_load()}")
     for what, k in (("wall time", 0), ("CPU time", 1)):
-        a = statistics.median(r[k] for r in runs[True])
-        b = statistics.median(r[k] for r in runs[False])
-        fa, fb = min(r[k] for r in runs[True]), min(r[k] for r in runs[False])
+        a = statistics.median(r[k] for r in runs_of[True])
+        b = statistics.median(r[k] for r in runs_of[False])
+        fa, fb = min(r[k] for r in runs_of[True]), min(r[k] for r in runs_of[False])
         print(
             f"{what:>9}: with --rocm-report {a:.3f} s, without {b:.3f} s,"
             f" ratio of medians {a / b:.3f}, of the fastest runs {fa / fb:.3f}"
         )
-    per_test = (statistics.median(r[1] for r in runs[True]) - statistics.median(r[1] for r in runs[False])) / args.tests
+    cpu_with = statistics.median(r[1] for r in runs_of[True])
+    per_test = (cpu_with - statistics.median(r[1] for r in runs_of[False])) / tests
     print(f"per test: {per_test * 1e6:.0f} us of CPU with the report (target < 50 us)")
     low, _, high = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else (pairs[0], None, pairs[0])
     print(
         f"ratio (median of {len(pairs)} paired CPU-time ratios, with / without --rocm-report):"
         f" {statistics.median(pairs):.3f}, quartiles {low:.3f}-{high:.3f}  (target <= 1.05)"
     )
+
+
+def _load() -> str:
+    """The 1-minute load average when the figures were taken (a shared machine's noise)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", default="5000", help="suite size, or sizes: 1000,5000,20000 (default 5000)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (default 5)")
+    parser.add_argument("--env", help="a recorded environment for both variants (no detection)")
+    parser.add_argument("--suite-imports-torch", action="store_true", help="a conftest.py that imports torch")
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(n) for n in str(args.tests).split(",")]
+    except ValueError:
+        parser.error(f"--tests {args.tests!r}: expected a number or numbers separated by commas")
+    if any(n < 1 for n in sizes):
+        parser.error(f"--tests {args.tests!r}: every size must be at least 1")
+    for tests in sizes:
+        measure_size(tests, args.runs, args.env, args.suite_imports_torch)
     return 0
 
 

@@ -44,6 +44,16 @@ class PerfRecord(TypedDict, total=False):
     discarded: int
     #: ``budget``: the row stopped at its budget before ``min_reps`` samples (absent: it did not)
     truncated: str
+    #: seconds the process's threads waited for a core (Linux run-queue time) per second of timing;
+    #: at ``BUSY_SHARE`` or more the figure measured the machine's load, not the code (absent: not
+    #: known here)
+    run_queue_share: float
+
+
+#: a row whose threads waited for a core half the time it was timed, or more: other processes had
+#: the cores and torch's threads waited for each other (a 20 us GEMM timed at 25 ms, every sample
+#: alike, so the spread stays small); such a figure cannot judge a change
+BUSY_SHARE = 0.5
 
 
 def median_and_spread(times: Sequence[float]) -> tuple[float, float]:

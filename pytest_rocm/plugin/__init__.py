@@ -28,7 +28,6 @@ from pytest_rocm.plugin.session import (
     get_selection,
     get_state,
     install,
-    stop_prefetch,
 )
 
 pytest_plugins = [
@@ -95,10 +94,6 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_sysroot()
     install(config, _initial_state(config, settings))
     xdist.configure(config)  # the environment and one device per worker
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    stop_prefetch(config)  # a child detection nobody needed (the run ended first)
 
 
 def _junit(config: pytest.Config) -> Any:

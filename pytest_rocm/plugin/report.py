@@ -25,7 +25,7 @@ from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.plugin.options import Settings, named
 from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
-from pytest_rocm.plugin.session import device_string, get_environment, get_state, pending_detection, prefetch
+from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, fleet, records
 from pytest_rocm.report.features import row_of
@@ -51,8 +51,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
-        # the report needs the environment, the tests perhaps never: detect on another core meanwhile
-        prefetch(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -154,10 +152,9 @@ class ReportWriter:
         # A report left by an earlier run is removed at this run's first result (_claim): from then
         # on only the sidecar may speak. A run that records nothing (--collect-only, stopped before
         # any test) leaves it as it was: never replaced by less.
-        if pending_detection(self.config) is None:
-            self._settle(wait=True)  # known, or detected here now: the header line has it all
+        if self._settle(wait=False):  # known, or harmless to detect here now: the header line has it all
             self.sidecar.start({"created": self.created, **self._tool(), **self._settled_fields(), **self._selection()})
-        else:  # detecting in a child (session.prefetch): its line follows when it is known
+        else:  # detected once torch is imported, or at the end: its line follows when it is known
             label = {"label": self.label} if self.label else {}
             self.sidecar.start({"created": self.created, **self._tool(), **label, **self._selection()})
 
@@ -172,13 +169,13 @@ class ReportWriter:
 
     def _settle(self, wait: bool) -> bool:
         """Fill in the environment, device, label and scale once the environment is known; True if
-        they were filled in now. ``wait=False`` never blocks: with a child detection still running
-        it leaves them for later (the first result after the child exits, or a test that needs the
-        environment, or at the latest the report's writing)."""
+        they were filled in now. ``wait=False`` never imports torch nor starts a child: it detects
+        only where that is harmless now (``session.detect_if_harmless``: the tests imported torch),
+        else leaves them for later (the first result after that, a test that needs the environment,
+        at the latest the report's writing, which detects in a child if torch was never imported)."""
         if self.settled:
             return False
-        pending = pending_detection(self.config)
-        if not wait and pending is not None and not pending.done():
+        if not wait and not detect_if_harmless(self.config):
             return False
         env = get_environment(self.config)
         self.device = device_string(self.config)
@@ -207,6 +204,7 @@ class ReportWriter:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected.update(dict.fromkeys(item.nodeid for item in session.items))
+        self._settle_sidecar(wait=False)  # the test modules imported torch: known before the first test
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -224,24 +222,33 @@ class ReportWriter:
             self.sidecar.append_running(item.nodeid, *self._row(item))
 
     def _row(self, item: pytest.Item) -> tuple[str, str]:
-        try:
-            marker = feature_of(item)  # the parsed-marker cache: no second parse
-        except MarkerError:
-            marker = None
+        # the feature marker's name as FeatureTagger handed it to the record (no second walk of
+        # the markers: a test without any is walked afresh on every look, nothing is cached for it)
+        marker = None
+        for entry in item.user_properties:
+            if type(entry) is tuple and len(entry) == 2 and entry[0] == records.FEATURE_PROPERTY:
+                marker = str(entry[1])
         return row_of(item.nodeid, marker, self.device_tokens)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if str(report.when) == "???":  # xdist: the worker died running it; its exit status says how
+        when = str(report.when)  # xdist's crash report says "???", not a phase pytest names
+        if when == "???":  # xdist: the worker died running it; its exit status says how
             from pytest_rocm.plugin.xdist import worker_exit_status
 
             self.deaths[report.nodeid] = worker_exit_status(getattr(report, "node", None))
-        self.pending.setdefault(report.nodeid, []).append(report)
-        if report.when in ("teardown", "???"):
-            if report.when == "teardown" and any(p.outcome == "rerun" for p in self.pending[report.nodeid]):
-                # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
-                del self.pending[report.nodeid]
-                self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
-                return
+        phases = self.pending.get(report.nodeid)
+        if phases is None:
+            phases = self.pending[report.nodeid] = []
+        phases.append(report)
+        if when == "teardown":
+            for phase in phases:
+                if phase.outcome == "rerun":
+                    # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
+                    del self.pending[report.nodeid]
+                    self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
+                    return
+            self._finish(report.nodeid)
+        elif when == "???":
             self._finish(report.nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -305,7 +312,7 @@ class ReportWriter:
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():
             return
-        self._settle_sidecar(wait=True)  # the environment, at the latest now (a child may still run)
+        self._settle_sidecar(wait=True)  # the environment, at the latest now (in a child if torch was never imported)
         extra.update(device=self.device, scale=self.scale, machine=self.machine, **self._tool(), **self._selection())
         document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
         self._warn_sidecar()

@@ -2,22 +2,27 @@
 controller, supplied by a ``pytest_rocm_detect_environment`` hook, or detected once, lazily) and the
 device under test chosen from it (:mod:`pytest_rocm.plugin.selection`, pure).
 
-A run that will need the environment only later (for its report) starts detecting in a child
-process at configure time (:func:`prefetch`, :mod:`pytest_rocm.env.child`): the tests run on one
-core while torch is imported on another, and the test process never imports torch for it. The
-first ``get_environment`` joins the child; when the child fails, detection runs in-process.
+Detection imports torch. A run that needs the environment only for its report detects where the
+tests already paid for torch: in this process, once torch is imported and detecting can change
+nothing the tests see (:func:`detect_if_harmless`: a CPU build of torch, or a GPU runtime the tests
+initialised themselves), else at the end of the run. Only a run that never imports torch detects in
+a child process (:mod:`pytest_rocm.env.child`), so the test process never imports torch, nor
+initialises HIP, for the plugin's sake; a child started at configure time cost a second
+``import torch`` (~2.3 s of CPU) to every suite that imports torch itself.
 
 Contract (docs/design.md, docs/plugin.md): ``get_environment(config)``, ``get_device(config)``,
 ``device_string(config)``. Nothing here imports torch at import time; detection (which does) runs
 only when something asks for the environment: a plugin marker on a test that is set up, a plugin
 fixture, an option that needs the hardware (--rocm-gfx, --rocm-device=cuda:N, --rocm-require-gpu),
-the junit properties, or an xdist controller handing the environment to its workers.
+the junit properties, an xdist controller handing the environment to its workers, or the report.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -32,17 +37,16 @@ __all__ = [
     "RocmState",
     "Selection",
     "SelectionError",
+    "detect_if_harmless",
     "device_string",
     "environment_if_known",
     "get_device",
     "get_environment",
     "get_selection",
     "get_state",
+    "in_process_detection_is_harmless",
     "install",
-    "pending_detection",
-    "prefetch",
     "select",
-    "stop_prefetch",
 ]
 
 #: the environment's source (header ``[env: ...]``, junit ``rocm.source``) when a hook supplied it
@@ -62,8 +66,6 @@ class RocmState:
     early_lines: frozenset[str] = frozenset()
     #: whether a collected test uses a marker or fixture that reads the environment
     tests_need_environment: bool = False
-    #: detection running in a child process (:func:`prefetch`), until get_environment joins it
-    detection: child.PendingDetection | None = None
 
 
 STATE = pytest.StashKey[RocmState]()
@@ -82,16 +84,18 @@ def get_state(config: pytest.Config) -> RocmState:
 
 
 def _detect(state: RocmState) -> Environment:
-    if state.detection is not None:
-        pending, state.detection = state.detection, None
-        found = pending.result()
-        if found is not None:
-            return found
-        # the child failed (its line goes into system.errors): the in-process detection decides
-        environment = _detect_here()
-        environment.system.errors.append(pending.failure)
-        return environment
-    return _detect_here()
+    """Detect now: in this process where torch is imported (or blocked) or no report asks, else (a
+    report run whose tests never imported torch) in a child process, so this one stays without it."""
+    if "torch" in sys.modules or not state.settings.report:
+        return _detect_here()
+    pending = child.start()
+    found = pending.result()
+    if found is not None:
+        return found
+    # the child failed (its line goes into system.errors): the in-process detection decides
+    environment = _detect_here()
+    environment.system.errors.append(pending.failure)
+    return environment
 
 
 def _detect_here() -> Environment:
@@ -101,27 +105,43 @@ def _detect_here() -> Environment:
     return detect_environment()
 
 
-def prefetch(config: pytest.Config) -> None:
-    """Start detecting in a child process when nothing has the environment yet and torch is not
-    imported here (imported, or blocked with ``sys.modules["torch"] = None``, in-process detection
-    is what describes this process). A ``pytest_rocm_detect_environment`` hook still wins: it is
-    asked first when the environment is needed, and the child is then stopped unread."""
+def in_process_detection_is_harmless(modules: Mapping[str, Any]) -> bool:
+    """Whether detecting in this process now changes nothing a test could see (``modules``:
+    ``sys.modules``). Pure.
+
+    True when torch is blocked (``sys.modules["torch"] = None``: nothing to import), or imported and
+    either a build without a GPU runtime (``torch.version.hip`` and ``.cuda`` both None) or one whose
+    runtime the tests initialised already (``torch.cuda.is_initialized()``). False while torch is
+    not imported (detection would import it), half imported (no ``torch.version`` yet), or a GPU
+    build not initialised: detection would initialise HIP/CUDA, and a later ``HIP_VISIBLE_DEVICES``
+    or a forked DataLoader worker would find the process changed."""
+    if "torch" not in modules:
+        return False
+    torch = modules["torch"]
+    if torch is None:
+        return True
+    version = getattr(torch, "version", None)
+    if version is None or not hasattr(torch, "__version__"):
+        return False
+    if getattr(version, "hip", None) is None and getattr(version, "cuda", None) is None:
+        return True
+    try:
+        return bool(torch.cuda.is_initialized())
+    except Exception:  # a torch without a usable cuda module: leave it to the end of the run
+        return False
+
+
+def detect_if_harmless(config: pytest.Config) -> bool:
+    """Whether the environment is known, detecting it first where that is harmless now
+    (:func:`in_process_detection_is_harmless`); never imports torch, never blocks on a child. Cheap
+    while torch is not imported (one lookup): the report asks after every test."""
     state = get_state(config)
-    if state.environment is None and state.detection is None and "torch" not in sys.modules:
-        state.detection = child.start()
-
-
-def pending_detection(config: pytest.Config) -> child.PendingDetection | None:
-    """The child detection not yet joined, if any (never blocks)."""
-    return get_state(config).detection
-
-
-def stop_prefetch(config: pytest.Config) -> None:
-    """At the end of the run: a child detection nobody joined is stopped."""
-    state = get_state(config)
-    if state.detection is not None:
-        state.detection.cancel()
-        state.detection = None
+    if state.environment is not None:
+        return True
+    if not in_process_detection_is_harmless(sys.modules):
+        return False
+    get_environment(config)
+    return True
 
 
 def environment_if_known(config: pytest.Config) -> Environment | None:
@@ -149,7 +169,6 @@ def get_environment(config: pytest.Config) -> Environment:
         supplied = _from_hook(config)
         if supplied is not None:
             state.environment, state.source = supplied, HOOK_SOURCE
-            stop_prefetch(config)
         else:
             state.environment, state.source = _detect(state), "detected"
     return state.environment

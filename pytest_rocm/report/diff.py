@@ -273,11 +273,18 @@ def render_text(
             ]
         )
         if diff.noisy:
-            lines.append(f"noisy (slower, but within the recorded spread): {len(diff.noisy)}")
+            lines.append(
+                f"noisy (slower, but within the recorded spread or timed on a busy machine): {len(diff.noisy)}"
+            )
             listed(
                 [
                     (
-                        f"{s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%})",
+                        f"{s.feature}: {_ms(s.base_s)} -> {_ms(s.candidate_s)} ({s.factor:.2f}x, spread ±{s.noise:.0%}"
+                        + (
+                            f", busy machine: waited for a core {s.busy:.0%} of the time)"
+                            if s.busy is not None
+                            else ")"
+                        ),
                         diff.nodeids.get(s.feature),
                     )
                     for s in diff.noisy

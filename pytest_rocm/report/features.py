@@ -111,12 +111,12 @@ def device_variant_of(
 ) -> str | None:
     """The device a row's normalised token stood for: ``t.py::test_b[cuda:0-float16]`` -> ``cuda``;
     None where the row name kept its ids (a bundled suite, a marker's name, no device token)."""
-    folders, _, names = _split(nodeid)
-    if marker_name or not names or _is_bundled(folders):
-        return None
-    tokens = tuple(device_tokens)
+    return row_facts(nodeid, marker_name, device_tokens)[2]
+
+
+def _variant(params: str, tokens: tuple[str, ...]) -> str | None:
     pattern = _device_pattern(tokens)
-    found = pattern.search(_params(names[-1])[1]) if pattern is not None else None
+    found = pattern.search(params) if pattern is not None else None
     if found is None:
         return None
     text = found.group(0)  # the token and its index: the longest token it begins with is the device
@@ -140,23 +140,44 @@ def feature_of(
 def row_of(
     nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
 ) -> tuple[str, str]:
-    """(:func:`feature_of`, :func:`suite_of`) of a node id, splitting it once: the report's
-    per-test call (the two computed apart split the node id three times)."""
+    """(:func:`feature_of`, :func:`suite_of`) of a node id."""
+    feature, suite, _ = row_facts(nodeid, marker_name, device_tokens)
+    return feature, suite
+
+
+def row_facts(
+    nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
+) -> tuple[str, str, str | None]:
+    """(:func:`feature_of`, :func:`suite_of`, :func:`device_variant_of`) of a node id, splitting it
+    once: the report's per-test call. Remembered for the last few node ids: a serial run asks twice
+    per test (its ``running`` line, then its record), and each call costs more than it seems (the
+    code runs cache-cold between two tests)."""
+    if isinstance(device_tokens, tuple):
+        return _recent_facts(nodeid, marker_name, device_tokens)
+    return _facts(nodeid, marker_name, tuple(device_tokens))
+
+
+def _facts(nodeid: str, marker_name: str | None, device_tokens: tuple[str, ...]) -> tuple[str, str, str | None]:
     folders, module, names = _split(nodeid)
     suite = _suite(folders, module)
     if marker_name:
-        return marker_name, suite
+        return marker_name, suite, None
+    bundled = _is_bundled(folders)
+    variant = None if bundled or not names else _variant(_params(names[-1])[1], device_tokens)
     names = names or [_stem(module)]
     last, params = _params(names[-1])
-    bundled = _is_bundled(folders)
     if not bundled:
         params = normalise_params(params, device_tokens)
     if folders and not bundled:
         joined = "/".join([*folders, module.removesuffix(".py")]) + "::" + "::".join([*names[:-1], last + params])
-        return joined, suite
+        return joined, suite, variant
     scope = [n.removeprefix("Test") or n for n in names[:-1]]
     name = ".".join([*scope, last.removeprefix("test_")])
-    return f"{suite}/{name}{params}", suite
+    return f"{suite}/{name}{params}", suite, variant
+
+
+#: row_facts of the last few tests (immutable results, so sharing them is safe)
+_recent_facts = lru_cache(maxsize=32)(_facts)
 
 
 def row_detail(info: dict[str, Any]) -> tuple[str, int] | None:

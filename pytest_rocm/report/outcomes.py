@@ -137,6 +137,16 @@ def outcome_of(
     ``died``: how the worker ended (``killed by SIGSEGV (signal 11)``, ``report.deaths``), added
     to the reason.
     """
+    if len(phases) == 3:  # most tests of a big suite: setup, call and teardown passed, no xfail
+        setup, call, teardown = phases
+        if (
+            setup.outcome == call.outcome == teardown.outcome == "passed"
+            and call.when == "call"
+            and "wasxfail" not in getattr(call, "__dict__", ())  # hasattr raises inside when absent: costly
+            and setup.when == "setup"
+            and teardown.when == "teardown"
+        ):
+            return "passed", None
     by_when = {p.when: p for p in phases}  # the last report of each phase
     crash = by_when.get("???")
     if crash is not None:

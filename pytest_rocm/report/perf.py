@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_rocm.perf.stats import BUSY_SHARE
+
 #: the default threshold of ``diff --max-slowdown``: 25 % slower is a slowdown
 DEFAULT_MAX_SLOWDOWN = 1.25
 #: a recorded spread at or above this hides a 2x change inside the noise: the row cannot be judged
@@ -31,6 +33,12 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def busy_share(record: Mapping[str, Any] | None) -> float | None:
+    """The row's ``run_queue_share`` when it is BUSY_SHARE or more (timed on a busy machine), else None."""
+    share = _number(record.get("run_queue_share")) if isinstance(record, Mapping) else None
+    return share if share is not None and share >= BUSY_SHARE else None
 
 
 def _scaled(value: float, unit: str) -> str:
@@ -85,6 +93,9 @@ def perf_figure(record: Mapping[str, Any] | None, scale: tuple[float, str] | Non
     noise = noise_text(record)
     if noise:
         text += f", {noise}"
+    share = busy_share(record)
+    if share is not None:
+        text += f", timed on a busy machine (waited for a core {share:.0%} of the time): cannot judge"
     if record.get("truncated") == "budget":
         text += f", {record.get('reps')} reps in its budget"
     return text
@@ -114,6 +125,8 @@ class Slowdown:
     #: False: BASE's figure is 0, negative or not finite, so no ratio means anything; the row is
     #: listed as "not comparable" (``factor`` is inf) and fails the gate, never a silent pass
     comparable: bool = True
+    #: the larger ``run_queue_share`` of the two when one was timed on a busy machine (then ``noisy``)
+    busy: float | None = None
 
 
 def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
@@ -147,7 +160,9 @@ def slowdown_of(
     """The slowdown of a row between two perf records, when it ran more than ``max_slowdown``
     times slower; None otherwise (or when either is missing). A change no wider than the rows'
     recorded spread (``factor - 1 <= max(spread)``) is marked ``noisy``: on a loaded machine the
-    repetitions of one run already differ that much, so it proves nothing."""
+    repetitions of one run already differ that much, so it proves nothing. So is a row either side
+    timed on a busy machine (``busy``: its threads waited for a core half the time or more): the
+    figures measured the machine's load."""
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
         return None
     if _unusable_base(before, after):
@@ -157,13 +172,16 @@ def slowdown_of(
     if factor is None or not factor > max_slowdown:
         return None
     noise = max(_number(before.get("spread")) or 0.0, _number(after.get("spread")) or 0.0)
+    shares = [share for share in (busy_share(before), busy_share(after)) if share is not None]
+    busy = max(shares) if shares else None
     return Slowdown(
         feature,
         float(before.get("median_s") or 0.0),
         float(after.get("median_s") or 0.0),
         factor,
         noise,
-        factor - 1 <= noise,
+        factor - 1 <= noise or busy is not None,
+        busy=busy,
     )
 
 

@@ -22,9 +22,8 @@ from pytest_rocm.env.model import Environment
 from pytest_rocm.report.features import (
     DEFAULT_DEVICE_TOKENS,
     SUITE_FOLDERS,
-    device_variant_of,
     feature_of,
-    row_of,
+    row_facts,
     suite_of,
 )
 from pytest_rocm.report.outcomes import (
@@ -187,7 +186,7 @@ def build_record(
     duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)
-    feature, suite = row_of(nodeid, marker_feature, device_tokens)
+    feature, suite, variant = row_facts(nodeid, marker_feature, device_tokens)
     record: ResultRecord = {
         "nodeid": nodeid,
         "feature": feature,
@@ -198,7 +197,6 @@ def build_record(
         "parity": jsonable(parity) if parity else [],
         "info": jsonable(info) if info else {},
     }
-    variant = device_variant_of(nodeid, marker_feature, device_tokens)
     if variant is not None:
         record["device_variant"] = variant
     if attempts > 1:
@@ -228,7 +226,7 @@ def not_run_record(nodeid: str, reason: str, device_tokens: Iterable[str] = DEFA
     """The record of a collected test that never ran (the run stopped first): ``not-run``.
     ``device_tokens`` are the session's (``--rocm-device-ids``), as :func:`build_record` gets them:
     a test's row must not depend on whether it ran."""
-    feature, suite = row_of(nodeid, None, device_tokens)
+    feature, suite, variant = row_facts(nodeid, None, device_tokens)
     record: ResultRecord = {
         "nodeid": nodeid,
         "feature": feature,
@@ -239,7 +237,6 @@ def not_run_record(nodeid: str, reason: str, device_tokens: Iterable[str] = DEFA
         "parity": [],
         "info": {},
     }
-    variant = device_variant_of(nodeid, None, device_tokens)
     if variant is not None:
         record["device_variant"] = variant
     return record

@@ -52,6 +52,55 @@ def test_the_budget_bounds_the_whole_measurement_and_a_short_row_says_so() -> No
     assert record["truncated"] == "budget" and record["reps"] < 10 and record["min_s"] >= 0.05
 
 
+def test_a_call_longer_than_the_whole_budget_is_timed_once_after_its_warm_up() -> None:
+    """The calibrating round timed three blocks whatever the budget: a 0.2 s call under a 0.05 s
+    budget took four calls (0.8 s); now one warm-up call, one sample, and the row says so."""
+    calls: list[int] = []
+
+    def slow() -> None:
+        calls.append(1)
+        time.sleep(0.2)
+
+    record = measure(slow, warmup=3, min_reps=3, reps=10, budget_s=0.05)
+    assert len(calls) == 2 and record["reps"] == 1 and record["truncated"] == "budget"
+    assert record["min_s"] >= 0.2
+
+
+def test_calls_that_turn_slow_after_the_calibration_stop_at_the_budget() -> None:
+    """Calibrated on fast calls, a sample holds thousands of them; when they turn slow (another
+    process took the core: a 20 us GEMM took 25 ms on a loaded machine) a round of such samples
+    ran for seconds past a 0.3 s budget (7.6 s once). The clock is read inside a sample now."""
+    begin = time.perf_counter()
+
+    def fast_then_slow() -> None:
+        if time.perf_counter() - begin > 0.1:
+            time.sleep(0.001)
+
+    record = measure(fast_then_slow, warmup=1, min_reps=5, reps=25, budget_s=0.3, min_sample_s=0.002)
+    elapsed = time.perf_counter() - begin
+    assert elapsed < 0.3 + 0.6, elapsed  # the budget, and slack for a loaded machine (was 16 s and more)
+    assert record["reps"] >= 1 and record["median_s"] > 0
+
+
+def test_the_time_its_threads_waited_for_a_core_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linux's run-queue time of the process's threads while the row was timed, per second of
+    timing: here faked to 3 s of waiting, then read from this machine for a call that sleeps
+    (sleeping is not waiting for a core)."""
+    from pytest_rocm.perf import measure as module
+
+    readings = iter([10.0, 13.0])
+    monkeypatch.setattr(module, "run_queue_wait_s", lambda: next(readings))
+    record = measure(time.sleep, 0.01, warmup=0, min_reps=3, reps=3, budget_s=5.0)
+    timed = record["median_s"] * 3  # about the time the three samples took
+    assert record["run_queue_share"] == pytest.approx(3.0 / timed, rel=0.5) and record["run_queue_share"] > 1
+    monkeypatch.undo()
+    assert module.run_queue_wait_s() is not None  # Linux with schedstats, as this machine
+    sleeping = measure(time.sleep, 0.02, warmup=0, min_reps=3, reps=3, budget_s=5.0)
+    assert 0 <= sleeping["run_queue_share"] < 0.5
+    monkeypatch.setattr(module, "run_queue_wait_s", lambda: None)  # a kernel that does not say
+    assert "run_queue_share" not in measure(time.sleep, 0.001, warmup=0, min_reps=1, reps=1)
+
+
 def test_one_stalled_call_does_not_decide_the_calls_per_sample() -> None:
     """A 5 us call caught once in a stall was timed one call per sample (the estimate came from that
     one call); the median of three blocks sizes the sample instead."""

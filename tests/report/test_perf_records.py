@@ -96,6 +96,31 @@ def test_slowdown_beyond_the_threshold_and_the_noise() -> None:
     assert slowdown_of("g", None, PERF, 1.25) is None and slowdown_of("g", PERF, None, 1.25) is None
 
 
+def test_a_row_timed_on_a_busy_machine_cannot_judge_a_change() -> None:
+    """Every sample of a 20 us GEMM took 25 ms on a loaded machine (torch's threads waiting for a
+    core): the spread stayed small, so the gate judged scheduling. A row whose threads waited for a
+    core half the time or more says so, and its change is noisy, never a slowdown nor a pass."""
+    busy = {**PERF, "run_queue_share": 1.3}
+    assert perf_figure({**busy, "peak_fraction": None}) == (
+        "1 TFLOP/s, timed on a busy machine (waited for a core 130% of the time): cannot judge"
+    )
+    assert perf_figure({**PERF, "peak_fraction": None, "run_queue_share": 0.08}) == "1 TFLOP/s"
+    three_times = {**PERF, "median_s": 0.006, "throughput": 1000.0 / 3}
+    for base, candidate in ((busy, three_times), (PERF, {**three_times, "run_queue_share": 0.5})):
+        found = slowdown_of("g", base, candidate, 1.25)
+        assert found is not None and found.noisy and found.busy is not None and found.busy >= 0.5
+    quiet = slowdown_of("g", {**PERF, "run_queue_share": 0.1}, {**three_times, "run_queue_share": 0.49}, 1.25)
+    assert quiet is not None and not quiet.noisy and quiet.busy is None
+
+
+def test_run_queue_share_is_validated(tmp_path: Path) -> None:
+    old = {"nodeid": "a.py::t", "feature": "a/t", "outcome": "passed"}
+    loaded = load_report(_report(tmp_path, [{**old, "perf": {**PERF, "run_queue_share": 0.2}}]))
+    assert loaded["results"][0]["perf"]["run_queue_share"] == 0.2
+    with pytest.raises(ReportError, match="run_queue_share"):
+        load_report(_report(tmp_path, [{**old, "perf": {**PERF, "run_queue_share": -1}}]))
+
+
 def test_chart_has_a_bar_per_measured_cell_relative_to_the_rows_best() -> None:
     rows = [
         ("operators/perf_gemm[bf16]", {"rocm": {**PERF, "throughput": 500.0}, "cuda": PERF, "cpu": None}),

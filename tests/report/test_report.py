@@ -210,6 +210,33 @@ def test_final_report_validates(tmp_path: Path) -> None:
     assert report_load.load_report(tmp_path / "r.json")["summary"]["passed"] == 1
 
 
+def test_the_final_report_has_one_line_per_result_and_reads_back_the_same(tmp_path: Path) -> None:
+    """Indenting every record took the pure-Python encoder (31 ms of 5,000 trivial tests' run):
+    each result is one line now, the envelope still indented, the JSON the same."""
+    rows = [
+        {"nodeid": "a.py::t[ü]", "feature": "a/t[ü]", "outcome": "passed", "parity": [{"max_abs": "inf", "ok": False}]},
+        {"nodeid": "a.py::u", "feature": "a/u", "outcome": "failed", "reason": 'say "why"\nagain', "info": {"n": 1.5}},
+    ]
+    doc = report.assemble("L", {"backend": "cpu"}, rows)  # type: ignore[list-item]
+    files.write_json(tmp_path / "r.json", doc)
+    text = (tmp_path / "r.json").read_text()
+    assert json.loads(text) == json.loads(json.dumps(doc))
+    lines = text.splitlines()
+    assert [line.strip().rstrip(",") for line in lines if '"nodeid"' in line] == [json.dumps(r) for r in rows]
+    assert ' "label": "L",' in lines and ' "environment": {' in lines  # the envelope indented as before
+    empty = report.assemble("L", {}, [])
+    assert json.loads(files.report_text(empty)) == empty and ' "results": [],' in files.report_text(empty)
+
+
+def test_a_record_line_is_strict_json_as_json_dumps_writes_it() -> None:
+    record = {"nodeid": "a.py::t", "info": {"x": [1, 2.5, None, True], "ü": "\u2603"}, "parity": []}
+    assert files.encode_line(record) == json.dumps(record, allow_nan=False)
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        files.encode_line({"max_abs": float("nan")})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        files.encode_line({"x": object()})
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
