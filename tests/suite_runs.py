@@ -13,6 +13,18 @@ from pathlib import Path
 import pytest
 
 
+def plugin_arguments(pytester: pytest.Pytester, source: str | None, prefix: str) -> list[str]:
+    """``["-p", NAME]`` loading ``source`` as a plugin module written into the pytester folder
+    (``[]`` without one). One name per source: an in-process run may find a same-named module
+    already imported."""
+    if source is None:
+        return []
+    name = f"{prefix}_{abs(hash(source))}"
+    pytester.makepyfile(**{name: source})
+    pytester.syspathinsert()
+    return ["-p", name]
+
+
 def run_suite(pytester: pytest.Pytester, suite: Path, *args: str, plugin: str | None = None) -> dict[str, dict]:
     """Run ``suite`` in-process with ``--rocm-device=cpu``; {row (feature): report record}.
 
@@ -20,12 +32,7 @@ def run_suite(pytester: pytest.Pytester, suite: Path, *args: str, plugin: str | 
     may find a same-named module already imported).
     """
     report = pytester.path / "report.json"
-    extra: list[str] = []
-    if plugin is not None:
-        name = f"breakage_{abs(hash(plugin))}"
-        pytester.makepyfile(**{name: plugin})
-        pytester.syspathinsert()
-        extra = ["-p", name]
+    extra = plugin_arguments(pytester, plugin, "breakage")
     pytester.runpytest_inprocess(
         str(suite),
         "--rocm-device=cpu",

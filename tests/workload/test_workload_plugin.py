@@ -20,6 +20,7 @@ pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import kernel_mutants
+from suite_runs import plugin_arguments
 
 from pytest_rocm.workload.signature import row_name
 
@@ -27,12 +28,7 @@ from pytest_rocm.workload.signature import row_name
 def replay(pytester: pytest.Pytester, workload: Path, *args: str, plugin: str | None = None) -> dict[str, Any]:
     """Run the workload's rows in-process on the CPU; the report."""
     report = pytester.path / f"report-{abs(hash((str(workload), args, plugin)))}.json"
-    extra: list[str] = []
-    if plugin is not None:
-        name = f"mutant_{abs(hash(plugin))}"
-        pytester.makepyfile(**{name: plugin})
-        pytester.syspathinsert()
-        extra = ["-p", name]
+    extra = plugin_arguments(pytester, plugin, "mutant")
     pytester.runpytest_inprocess(
         f"--rocm-workload={workload}",
         "--rocm-device=cpu",
