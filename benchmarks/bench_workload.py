@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import runpy
 import statistics
 import subprocess
 import sys
@@ -32,22 +33,8 @@ SCRIPT = ROOT / "docs" / "examples" / "train_tiny_llama.py"
 
 def training_step(steps: int) -> Any:
     """The example's model and a function running ``steps`` training steps on it."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
-    model = LlamaForCausalLM(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    tokens = torch.randint(0, config.vocab_size, (2, 16))
+    tiny_llama = runpy.run_path(str(SCRIPT))["tiny_llama"]  # not as __main__: defines, runs nothing
+    model, optimizer, tokens = tiny_llama()
 
     def run() -> None:
         for _ in range(steps):

@@ -11,11 +11,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=1)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = parser.parse_args()
+def tiny_llama(device: str = "cpu") -> tuple[LlamaForCausalLM, torch.optim.Optimizer, torch.Tensor]:
+    """The model (seeded), its AdamW and a batch of tokens: what one training step needs."""
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=256,
@@ -26,9 +23,18 @@ def main() -> None:
         num_key_value_heads=2,
         max_position_embeddings=64,
     )
-    model = LlamaForCausalLM(config).to(args.device)
+    model = LlamaForCausalLM(config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    tokens = torch.randint(0, config.vocab_size, (2, 16), device=args.device)
+    tokens = torch.randint(0, config.vocab_size, (2, 16), device=device)
+    return model, optimizer, tokens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    model, optimizer, tokens = tiny_llama(args.device)
     for step in range(args.steps):
         loss = model(input_ids=tokens, labels=tokens).loss
         loss.backward()
