@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -191,3 +192,19 @@ def test_the_examples_in_the_docs_are_what_the_emitters_write(
     )
     if name.endswith(".yaml"):
         _validate(list(yaml.safe_load_all(expected)))
+    scripts = [expected] if name.endswith(".sbatch") else _scripts(list(yaml.safe_load_all(expected)))
+    for script in scripts:
+        _shellcheck(script)
+
+
+def _scripts(documents: list[dict[str, Any]]) -> list[str]:
+    maps = [d for d in documents if d["kind"] == "ConfigMap"]
+    return [text for m in maps for key, text in m["data"].items() if key.endswith(".sh")]
+
+
+def _shellcheck(script: str) -> None:
+    """Every warning shellcheck has (style notes too): a site reads these scripts before it runs them."""
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (Debian: apt-get install shellcheck; .ci/run installs it)")
+    done = subprocess.run(["shellcheck", "--shell=bash", "-"], input=script, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout

@@ -122,6 +122,7 @@ def _script(plan: Plan, options: K8sOptions) -> str:
         'mkdir -p "$OUT"\n'
         "# an image that carries the combination already (rocm/pytorch) skips the installs\n"
         'if [ -z "${ROCM_COMPAT_PREINSTALLED:-}" ]; then\n'
+        "  # shellcheck disable=SC1091  # the venv just built: no file to follow here\n"
         '  python -m venv "${ROCM_COMPAT_WORK:-/work}/venv" && source "${ROCM_COMPAT_WORK:-/work}/venv/bin/activate"\n'
         "fi\n"
         'pip() { if [ -z "${ROCM_COMPAT_PREINSTALLED:-}" ]; then command python -m pip "$@"; fi; }\n'
