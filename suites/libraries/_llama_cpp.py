@@ -1,9 +1,11 @@
 """llama.cpp's row, the pure parts: a tiny Llama written as GGUF (the ``gguf`` package), the
-parity metric, what llama.cpp's load log says about offload, and the install line per machine.
+parity metric and its tolerance, what llama.cpp's load log says about offload. (The install line
+per machine is ``pytest_rocm.setup.llama``: the noxfile builds with it too.)
 
 Nothing here imports llama_cpp or torch: the row (``test_llama_cpp.py``) passes in what it loaded
-(the judgements return ``_library_support.ErrorCheck``), so tests/suites/test_llama_cpp_helpers.py can write GGUFs, break logits and read
-recorded logs on a machine without llama-cpp-python (CI). See docs/inference.md.
+(the judgements return ``_library_support.ErrorCheck``), so tests/suites/test_llama_cpp_helpers.py
+can write GGUFs, break logits and read recorded logs without llama-cpp-python (CI). See
+docs/inference.md.
 """
 
 from __future__ import annotations
@@ -259,19 +261,6 @@ def backend_of(log: str) -> str:
     GPU buffers' names (``ROCm0``), ``cpu`` when none is on a GPU."""
     names = {re.sub(r"\d+$", "", n).lower() for n in gpu_buffers(log)}
     return ",".join(sorted(names)) or "cpu"
-
-
-def install_line(backend: str, gfx: list[str] | None = None) -> str:
-    """How to install llama-cpp-python on a machine whose GPUs are ``backend`` (``rocm``, ``cuda``,
-    ``cpu``): built from source with the ggml backend's CMake flag (the PyPI package is an sdist)."""
-    if backend == "rocm":
-        targets = f" -DGPU_TARGETS={';'.join(sorted(set(gfx)))}" if gfx else ""
-        flags = f'CMAKE_ARGS="-DGGML_HIP=on{targets}" '
-    elif backend == "cuda":
-        flags = 'CMAKE_ARGS="-DGGML_CUDA=on" '
-    else:
-        flags = ""
-    return f"{flags}pip install llama-cpp-python --no-binary llama-cpp-python"
 
 
 class CapturedLog:

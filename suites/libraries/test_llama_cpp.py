@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 from _library_support import assert_checks, import_library, require_torch
 
+from pytest_rocm.setup.llama import install_line
+
 torch = require_torch()
 
 pytestmark = [pytest.mark.library("llama_cpp", "accelerated-port"), pytest.mark.timeout(300)]
@@ -60,7 +62,7 @@ def _machine(env: Any) -> tuple[str, list[str]]:
 @pytest.fixture(scope="module")
 def llama_cpp(rocm_env: Any) -> ModuleType:
     backend, gfx = _machine(rocm_env)
-    return import_library("llama-cpp-python", "llama_cpp", f"build it for this machine: {L.install_line(backend, gfx)}")
+    return import_library("llama-cpp-python", "llama_cpp", f"build it for this machine: {install_line(backend, gfx)}")
 
 
 @pytest.fixture

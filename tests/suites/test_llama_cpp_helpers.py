@@ -1,6 +1,6 @@
 """The llama.cpp row's pure parts (suites/libraries/_llama_cpp.py): the GGUF writer reads back as
 written (and quantises where it says), the NMSE metric and its tolerance, llama.cpp's load log
-(real recorded logs, tests/data/llama_cpp), the install line. The gguf package is in the suites
+(real recorded logs, tests/data/llama_cpp), The gguf package is in the suites
 extra, so these run on CI too, where llama-cpp-python is absent."""
 
 from __future__ import annotations
@@ -201,22 +201,3 @@ def test_model_buffers_add_up_per_device() -> None:
     buffers = L.model_buffers(text)
     assert buffers["CPU"] == pytest.approx(251.85)
     assert buffers["ROCm3"] == pytest.approx(23747.25)
-
-
-@pytest.mark.parametrize(
-    ("backend", "gfx", "expected"),
-    [
-        (
-            "rocm",
-            ["gfx1100", "gfx1100"],
-            'CMAKE_ARGS="-DGGML_HIP=on -DGPU_TARGETS=gfx1100" pip install llama-cpp-python',
-        ),
-        ("rocm", ["gfx942", "gfx90a"], 'CMAKE_ARGS="-DGGML_HIP=on -DGPU_TARGETS=gfx90a;gfx942" pip install'),
-        ("cuda", [], 'CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python'),
-        ("cpu", [], "pip install llama-cpp-python --no-binary llama-cpp-python"),
-    ],
-)
-def test_install_line_names_the_machines_backend_flag(backend: str, gfx: list[str], expected: str) -> None:
-    line = L.install_line(backend, gfx)
-    assert line.startswith(expected)
-    assert line.endswith("--no-binary llama-cpp-python")
