@@ -272,7 +272,9 @@ class CapturedLog:
 @contextlib.contextmanager
 def captured_stderr() -> Iterator[CapturedLog]:
     """Capture llama.cpp's log: its C code writes to file descriptor 2, llama-cpp-python's log
-    callback to ``sys.stderr``; both are redirected (and restored) for the block."""
+    callback to ``sys.stderr``; both are redirected (and restored) for the block. Only around
+    loading, quantising and freeing, which log: a process that aborts inside the block loses what
+    it wrote there, so evaluation (where a GPU kernel would abort) is never captured."""
     captured = CapturedLog()
     with tempfile.TemporaryFile() as sink, contextlib.redirect_stderr(io.StringIO()) as python_side:
         saved = os.dup(2)
