@@ -160,7 +160,9 @@ def llama(session: nox.Session) -> None:
         wheels = sorted(cache.glob("llama_cpp_python-*.whl"))
     else:
         session.log(f"llama-cpp-python for {backend}: cached wheel {wheels[-1].name}")
-    # the row needs torch only to build its tiny model from a config: the CPU build does
+    # the row needs torch only to build its tiny model from a config: the CPU build does. CI's pins
+    # as constraints: torch==2.13.0 takes 2.13.0+cpu from the extra index, never PyPI's CUDA build
+    session.env["PIP_CONSTRAINT"] = str(ROOT / ".ci" / "requirements.txt")
     session.install("--extra-index-url", TORCH_INDEX_URL, "torch")
     session.install(str(wheels[-1]), f"{ROOT}[suites]")
     REPORTS.mkdir(exist_ok=True)

@@ -194,7 +194,13 @@ def test_two_gpu_split(llama: ModuleType, models: Models, load: Any, library_inf
     if _gpu_count(rocm_env) < 2:
         pytest.skip(f"needs two GPUs for tensor_split=[1, 1]: this machine has {_gpu_count(rocm_env)}")
     reference = _logits(load(models.reference["Q4_K_M"], logits_all=True, **REFERENCE), PROMPT)
-    split = load(models.device["Q4_K_M"], logits_all=True, n_gpu_layers=-1, split_mode=1, tensor_split=[1.0, 1.0])
+    split = load(
+        models.device["Q4_K_M"],
+        logits_all=True,
+        n_gpu_layers=-1,
+        split_mode=llama.LLAMA_SPLIT_MODE_LAYER,
+        tensor_split=[1.0, 1.0],
+    )
     parity = L.logits_check("Q4_K_M", reference, _logits(split, PROMPT), L.nmse_tolerance(SHAPE.num_hidden_layers))
     library_info.update(nmse=parity.measured, buffers=L.model_buffers(split.log))
     checks = [*L.offload_checks(split.log, SHAPE.num_hidden_layers, gpus_wanted=2), parity]

@@ -2,6 +2,10 @@
 its real location): without llama-cpp-python every row is ``not-installed`` with this machine's
 install line (what CI sees); with it, the row builds the tiny GGUF and passes on the CPU, and the
 same weights perturbed on the device side only fail the parity rows while the reference stays right.
+
+The GPU-only rows (full offload, two-GPU split) cannot run on a CPU machine, so their glue runs
+against a fake llama_cpp: a module that "loads" by writing a real recorded llama.cpp log
+(tests/data/llama_cpp) to file descriptor 2, on a recorded multi-GPU environment (``--rocm-env``).
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ pytest.importorskip("gguf")
 # imported here, before any in-process run: pytester drops the modules a run imported, and a second
 # import of torch._dynamo (which building the transformers model pulls in) in one process aborts it
 import torch._dynamo  # noqa: F401
+import transformers  # noqa: F401  (kept loaded across the runs: each would import it again)
 from suite_runs import run_suite
 
 ROW = Path(__file__).resolve().parents[2] / "suites" / "libraries" / "test_llama_cpp.py"
+DATA = Path(__file__).resolve().parents[1] / "data"
 PREFIX = "libraries/accelerated-port/llama_cpp/"
 HAVE_LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
 if HAVE_LLAMA_CPP:
@@ -78,13 +84,15 @@ def _rows(rows: dict[str, dict]) -> dict[str, dict]:
 
 
 def test_without_llama_cpp_python_every_row_is_not_installed_with_the_install_line(pytester: pytest.Pytester) -> None:
-    rows = _rows(run_suite(pytester, ROW, plugin=HIDE_LLAMA_CPP))
+    # on a recorded RX 7900 XTX machine: the HIP build for its gfx
+    env = DATA / "envs" / "rx7900xtx_rocm6.json"
+    rows = _rows(run_suite(pytester, ROW, f"--rocm-env={env}", plugin=HIDE_LLAMA_CPP))
     assert len(rows) == 12, sorted(rows)
+    line = 'build it for this machine: CMAKE_ARGS="-DGGML_HIP=on -DGPU_TARGETS=gfx1100" pip install llama-cpp-python'
     for name, row in rows.items():
         assert row["outcome"] == "not-installed", (name, row["reason"])
-        assert "llama-cpp-python" in row["reason"]
-        # this machine's line: no GPU here, so the plain CPU build
-        assert "build it for this machine: pip install llama-cpp-python --no-binary llama-cpp-python" in row["reason"]
+        assert row["reason"].startswith("not installed: llama-cpp-python (`import llama_cpp` found no module")
+        assert line in row["reason"]
 
 
 @needs_llama_cpp
@@ -113,3 +121,99 @@ def test_weights_perturbed_on_the_device_side_only_fail_the_parity_rows(pytester
         assert row["outcome"] == "failed", (quant, row["reason"])
         assert f"{quant} logits NMSE" in row["reason"] and "EXCEEDS" in row["reason"]
         assert row["info"]["nmse"] > 4 * row["info"]["tolerance"]
+
+
+#: a llama_cpp with a GPU backend whose load log is the recorded file FAKE_LLAMA_LOG names, and whose
+#: logits are a fixed function of the tokens (the same on both sides: parity holds)
+FAKE_LLAMA_CPP = """
+import os
+import sys
+import types
+
+import numpy as np
+
+fake = types.ModuleType("llama_cpp")
+fake.__version__ = "0.0.0+fake"
+fake.LLAMA_SPLIT_MODE_LAYER = 1
+fake.llama_supports_gpu_offload = lambda: True
+fake.llama_print_system_info = lambda: b"ROCm : fake | "
+
+
+class _Params:
+    ftype = 0
+
+
+def _quantize(source, target, params):
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        dst.write(src.read())
+    return 0
+
+
+fake.llama_model_quantize_default_params = _Params
+fake.llama_model_quantize = _quantize
+
+
+class Llama:
+    def __init__(self, model_path, n_ctx=128, **settings):
+        self.settings = settings
+        with open(os.environ["FAKE_LLAMA_LOG"], encoding="utf-8") as log:
+            os.write(2, log.read().split("\\n", 1)[1].encode())  # past the SOURCE line
+        self.n_tokens = 0
+        self.scores = np.zeros((n_ctx, 259), dtype=np.float32)
+
+    def reset(self):
+        self.n_tokens = 0
+
+    def eval(self, tokens):
+        rows = np.asarray(tokens, dtype=np.float32)[:, None] * np.arange(1, 260, dtype=np.float32)
+        self.scores[self.n_tokens : self.n_tokens + len(tokens)] = np.sin(rows / 97)
+        self.n_tokens += len(tokens)
+
+    def close(self):
+        pass
+
+
+fake.Llama = Llama
+_saved = {}
+
+
+def pytest_configure(config):
+    _saved["llama_cpp"] = sys.modules.get("llama_cpp")
+    sys.modules["llama_cpp"] = fake
+
+
+def pytest_unconfigure(config):
+    if _saved["llama_cpp"] is None:
+        sys.modules.pop("llama_cpp", None)
+    else:
+        sys.modules["llama_cpp"] = _saved["llama_cpp"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "log", "expected"),
+    [
+        ("mi210_4.json", "rocm_four_gpus_EXCERPT.txt", {"full_offload": "passed", "two_gpu_split": "passed"}),
+        (
+            "rx7900xtx_rocm6.json",
+            "rocm_partial_offload_EXCERPT.txt",
+            {"full_offload": "failed", "two_gpu_split": "skipped"},
+        ),
+    ],
+)
+def test_the_gpu_rows_judge_llama_cpps_load_log(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, env: str, log: str, expected: dict[str, str]
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_LOG", str(DATA / "llama_cpp" / log))
+    rows = _rows(
+        run_suite(pytester, ROW, f"--rocm-env={DATA / 'envs' / env}", "-k", "offload or split", plugin=FAKE_LLAMA_CPP)
+    )
+    assert {name: row["outcome"] for name, row in rows.items()} == expected, {n: r["reason"] for n, r in rows.items()}
+    if expected["full_offload"] == "failed":
+        assert "layers left on the CPU (offloaded 1/43): 42 vs bound 0 (EXCEEDS)" in rows["full_offload"]["reason"]
+    if expected["two_gpu_split"] == "failed" and expected["full_offload"] == "passed":
+        assert (
+            "GPUs without model weights (weights on ROCm0): 1 vs bound 0 (EXCEEDS)" in rows["two_gpu_split"]["reason"]
+        )
+    if expected["two_gpu_split"] == "skipped":
+        assert "needs two GPUs for tensor_split=[1, 1]: this machine has 1" in rows["two_gpu_split"]["reason"]
