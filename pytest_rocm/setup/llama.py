@@ -2,9 +2,9 @@
 llama.cpp row puts the line in its not-installed reason; docs/inference.md).
 
 PyPI has only the sdist: pip compiles llama.cpp, and the ggml backend is chosen by CMake flags in
-``CMAKE_ARGS``: ``-DGGML_HIP=on`` (AMD, with ``-DGPU_TARGETS`` the gfx targets to compile for;
-without them the build covers every target ROCm supports and takes far longer), ``-DGGML_CUDA=on``
-(NVIDIA), none for the CPU backend.
+``CMAKE_ARGS``: ``-DGGML_HIP=on`` (AMD, with ``-DGPU_TARGETS`` the gfx targets to compile kernels
+for, as llama.cpp's HIP build instructions give them), ``-DGGML_CUDA=on`` (NVIDIA), none for the
+CPU backend.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from _library_support import assert_checks, import_library, require_torch
 
-from pytest_rocm.setup.llama import install_line
+from pytest_rocm import llama_cpp_install_line
 
 torch = require_torch()
 
@@ -62,7 +62,9 @@ def _machine(env: Any) -> tuple[str, list[str]]:
 @pytest.fixture(scope="module")
 def llama_cpp(rocm_env: Any) -> ModuleType:
     backend, gfx = _machine(rocm_env)
-    return import_library("llama-cpp-python", "llama_cpp", f"build it for this machine: {install_line(backend, gfx)}")
+    return import_library(
+        "llama-cpp-python", "llama_cpp", f"build it for this machine: {llama_cpp_install_line(backend, gfx)}"
+    )
 
 
 @pytest.fixture
