@@ -5,7 +5,7 @@ same weights perturbed on the device side only fail the parity rows while the re
 
 The GPU-only rows (full offload, two-GPU split) cannot run on a CPU machine, so their glue runs
 against a fake llama_cpp: a module that "loads" by writing a real recorded llama.cpp log
-(tests/data/llama_cpp) to file descriptor 2, on a recorded multi-GPU environment (``--rocm-env``).
+(tests/data/llama_cpp) to file descriptor 2, on a recorded environment (``--rocm-env``).
 """
 
 from __future__ import annotations
