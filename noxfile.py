@@ -5,6 +5,7 @@
     nox -t suite                 # every combination of matrix/combos.toml that can run here
     nox -s suite-cpu-torch2.13   # one combination
     nox -s table                 # merge whatever reports/ holds into reports/compat.{md,html}
+    nox -s llama                 # the llama.cpp row, llama-cpp-python built for this machine's GPU
 
 Test failures inside a combination are data: the session succeeds and keeps its report. An
 environment that cannot be built fails loudly with pip's reason. A combination this machine cannot
@@ -23,7 +24,8 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # pytest_rocm.matrix and .suite_command need only the stdlib and packaging
 
-from pytest_rocm.matrix import Combo, ComboError, load_combos, runnable_here  # noqa: E402
+from pytest_rocm.matrix import Combo, ComboError, amd_gpu_present, load_combos, nvidia_gpu_present, runnable_here  # noqa: E402
+from pytest_rocm.setup.llama import cmake_args  # noqa: E402
 from pytest_rocm.suite_command import suite_command  # noqa: E402
 
 REPORTS = ROOT / "reports"
@@ -124,3 +126,46 @@ def table(session: nox.Session) -> None:
         session.error(f"no reports under {REPORTS}: run a suite session first (nox -t suite)")
     for fmt in ("md", "html"):
         session.run("rocm-compat", "table", *reports, "--format", fmt, "-o", str(REPORTS / f"compat.{fmt}"))
+
+
+#: llama-cpp-python wheels the ``llama`` session built, one folder per CMAKE_ARGS: the build
+#: compiles llama.cpp (7.5 min on 2 cores for the CPU backend), so a rerun reuses the wheel
+LLAMA_WHEELS = ROOT / ".nox" / "llama-wheels"
+
+
+def _llama_backend() -> tuple[str, list[str]]:
+    """(``rocm``/``cuda``/``cpu``, the AMD gfx targets) of this machine, read without torch."""
+    if amd_gpu_present():
+        from pytest_rocm.env.detect import detect_system_environment
+        from pytest_rocm.env.seam import Seam
+
+        return "rocm", [g.gfx for g in detect_system_environment(Seam()).system.gpus if g.gfx]
+    return ("cuda", []) if nvidia_gpu_present() else ("cpu", [])
+
+
+@nox.session(venv_backend="venv", reuse_venv=True, default=False)  # a venv with pip: pip wheel builds
+def llama(session: nox.Session) -> None:
+    """The llama.cpp row (suites/libraries/test_llama_cpp.py; docs/inference.md): llama-cpp-python
+    built with this machine's ggml backend (HIP/CUDA/CPU), the wheel cached between runs."""
+    backend, gfx = _llama_backend()
+    args = cmake_args(backend, gfx)
+    cache = LLAMA_WHEELS / (args.replace(" ", "_").replace(";", "+").replace("=", "-").strip("-") or "cpu")
+    wheels = sorted(cache.glob("llama_cpp_python-*.whl"))
+    if not wheels:
+        session.log(f"building llama-cpp-python for {backend} (CMAKE_ARGS={args!r}): minutes; cached in {cache}")
+        session.run(
+            "pip", "wheel", "--no-deps", "--no-binary", "llama-cpp-python", "-w", str(cache),
+            "llama-cpp-python>=0.3.36", env={"CMAKE_ARGS": args},
+        )  # fmt: skip
+        wheels = sorted(cache.glob("llama_cpp_python-*.whl"))
+    else:
+        session.log(f"llama-cpp-python for {backend}: cached wheel {wheels[-1].name}")
+    # the row needs torch only to build its tiny model from a config: the CPU build does. CI's pins
+    # as constraints: torch==2.13.0 takes 2.13.0+cpu from the extra index, never PyPI's CUDA build
+    session.env["PIP_CONSTRAINT"] = str(ROOT / ".ci" / "requirements.txt")
+    session.install("--extra-index-url", TORCH_INDEX_URL, "torch")
+    session.install(str(wheels[-1]), f"{ROOT}[suites]")
+    REPORTS.mkdir(exist_ok=True)
+    report = REPORTS / f"llama-cpp-{backend}.json"
+    session.run("python", "-m", "pytest", str(SUITES / "libraries" / "test_llama_cpp.py"), f"--rocm-report={report}",
+                "-q", *session.posargs, success_codes=[0, 1])  # fmt: skip

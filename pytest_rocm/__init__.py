@@ -24,7 +24,9 @@ stays cheap when pytest loads the plugin.
 - attention: ``sdpa_not_offered_hint(arch, variables)``, and from the profiler
   ``kernel_names(fn)`` (torch) and ``sdpa_backend_from_names(names)``;
 - workloads: ``capture()`` (torch), a context manager that records the distinct aten op calls of
-  its block for ``--rocm-workload`` (docs/workload.md).
+  its block for ``--rocm-workload`` (docs/workload.md);
+- inference: ``llama_cpp_install_line(backend, gfx)``, the line that builds llama-cpp-python with
+  the ggml backend of a ``rocm``/``cuda``/``cpu`` machine (docs/inference.md).
 
 ``pytest_rocm.parity.strategies`` (hypothesis) stays an explicit import.
 """
@@ -50,6 +52,7 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.plugin.scale import get_scale
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
+    from pytest_rocm.setup.llama import install_line as llama_cpp_install_line
     from pytest_rocm.workload.capture import capture
 
 
@@ -84,6 +87,7 @@ _LAZY: dict[str, str] = {
     "kernel_names": "pytest_rocm.perf.backend",
     "sdpa_backend_from_names": "pytest_rocm.perf.backend",
     "capture": "pytest_rocm.workload.capture",
+    "llama_cpp_install_line": "pytest_rocm.setup.llama:install_line",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
@@ -111,6 +115,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "get_environment",
     "get_scale",
     "kernel_names",
+    "llama_cpp_install_line",
     "not_installed_reason",
     "scale_cases",
     "sdpa_backend_from_names",

@@ -46,7 +46,7 @@ def test_no_extra_names_a_torch_build() -> None:
         names = {Requirement(r).name.lower() for r in requirements}
         assert not names & TORCH_BUILDS, f"{name}: {sorted(names & TORCH_BUILDS)}"
     # what the bundled suites import besides torch is in the suites extra; the tests get all of it
-    assert {"transformers", "peft", "accelerate", "pytest-xdist", "pytest-timeout"} <= {
+    assert {"transformers", "peft", "accelerate", "gguf", "pytest-xdist", "pytest-timeout"} <= {
         Requirement(r).name for r in extras["suites"]
     }
     assert "pytest-rocm[suites,vet]" in extras["test"]

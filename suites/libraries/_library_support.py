@@ -38,14 +38,16 @@ def library_version(dist: str, module: ModuleType | None = None) -> str | None:
     return getattr(module, "__version__", None) if module is not None else None
 
 
-def import_library(dist: str, module: str) -> ModuleType:
-    """Import ``module`` (from distribution ``dist``) or end the test with the right outcome."""
+def import_library(dist: str, module: str, install: str = "") -> ModuleType:
+    """Import ``module`` (from distribution ``dist``) or end the test with the right outcome;
+    ``install`` (how to install it here) is added to the not-installed reason."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         top = module.split(".")[0]
         if exc.name in (module, top):
-            skip_not_installed(dist, f"`import {module}` found no module {exc.name!r}")
+            hint = f"; {install}" if install else ""
+            skip_not_installed(dist, f"`import {module}` found no module {exc.name!r}{hint}")
         broken = exc
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, pytest.skip.Exception)):

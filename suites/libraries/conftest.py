@@ -39,6 +39,7 @@ DISTRIBUTIONS = {
     "transformers": "transformers",
     "peft": "peft",
     "accelerate": "accelerate",
+    "llama_cpp": "llama-cpp-python",
 }
 
 
