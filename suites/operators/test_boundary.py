@@ -70,6 +70,12 @@ CPU_LIMITS: tuple[tuple[Callable[[str, dict[str, str]], bool], str], ...] = (
         "the CPU's bf16 grouped convolution backward spreads a NaN into other groups' weight gradients "
         "(conv_transpose2d g2: non-finite where the float64 reference is finite)",
     ),
+    (
+        lambda key, r: key == "conv/conv3d" and r.get("values") == "near_max" and r["dtype"] == "float16",
+        "the CPU's fp16 grouped conv3d backward loses the digits of input-gradient elements that cancel "
+        "(near-max inputs, b1-g2-s8 channels_last: 0.0488 for 0.0477, 3 of 2048 elements past rtol 1e-3); "
+        "seen on an AVX-512 (no AVX512-FP16, no AMX) host; the same torch passed these rows on another x86 host",
+    ),
 )
 
 
