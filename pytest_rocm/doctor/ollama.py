@@ -67,9 +67,11 @@ def _listdir(seam: Any, path: str) -> list[str]:
 
 
 def _rocm_dir(seam: Any, binary: str) -> str | None:
+    """The bundle's ROCm folder: ``lib/ollama/rocm`` (or a versioned ``rocm_v7_1``), else ``lib/ollama``."""
     prefix = binary.rsplit("/", 2)[0] if binary.count("/") >= 2 else ""
     for base in dict.fromkeys([f"{prefix}/lib/ollama", *LIBRARY_PLACES]):
-        for folder in (f"{base}/rocm", base):
+        versioned = sorted((n for n in _listdir(seam, base) if n.startswith("rocm")), reverse=True)
+        for folder in (*(f"{base}/{n}" for n in versioned), base):
             if any(_ROCM_LIBRARY.match(n) for n in _listdir(seam, folder)):
                 return folder
     return None

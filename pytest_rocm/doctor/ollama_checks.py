@@ -15,6 +15,8 @@ from pytest_rocm.doctor.ollama_log import OllamaLog, UnsupportedGpu, message_of
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
 
+#: ROCm-less GPUs in current Ollama: ollama/ollama#12071 (dhiltgen, 2026-07-02)
+VULKAN_NOTE = "current Ollama releases run GPUs their ROCm lacks through Vulkan, on by default (ollama/ollama#12071)"
 #: how the server gets a variable (ollama/ollama docs/faq.md, "Setting environment variables on Linux")
 SERVICE_FIX = (
     'sudo systemctl edit ollama, add [Service] and Environment="{assignment}" below it, then '
@@ -146,7 +148,9 @@ def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
     fix = _override_fix(gfx, covered)
     if fix is None:
         fix = f"no override is known to make Ollama's ROCm run {gfx}" + (
-            "; " + BUNDLE_FIX if not covered else f"; llama.cpp built for it (GGML_HIP=ON, AMDGPU_TARGETS={gfx})"
+            "; " + BUNDLE_FIX
+            if not covered
+            else f"; {VULKAN_NOTE}; or llama.cpp built for it (GGML_HIP=ON, AMDGPU_TARGETS={gfx})"
         )
     return Check("ollama-gfx", "warn", evidence, fix)
 
@@ -170,7 +174,9 @@ def _cause(log: OllamaLog, gfxs: list[str]) -> tuple[str, str]:
                 f"HSA_OVERRIDE_GFX_VERSION={log.override} is set: pick one whose gfx is in {list(bad.supported)}",
             )
         fix = _override_fix(bad.gfx, set(bad.supported))
-        return said, fix or f"no override is known to make it run {bad.gfx}: its list is {', '.join(bad.supported)}"
+        return said, fix or (
+            f"no override is known to make it run {bad.gfx}: its list is {', '.join(bad.supported)}; {VULKAN_NOTE}"
+        )
     if log.no_amd_gpu:
         return (
             f"it found no AMD GPU it can use ({_quote(log, 'no_amd_gpu')})",
@@ -195,7 +201,15 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
     who = _version(extras)
     if log.rocm_computes:
         c = log.rocm_computes[0]
-        return Check("ollama-gpu", "ok", f"{who} runs on the GPU: ROCm, {c.compute} ({c.name}, {c.total}) ({where})")
+        named = c.description or c.name
+        return Check("ollama-gpu", "ok", f"{who} runs on the GPU: ROCm, {c.compute} ({named}, {c.total}) ({where})")
+    if vulkan := [c for c in log.gpu_computes if c.library.lower() == "vulkan"]:
+        c = vulkan[0]
+        return Check(
+            "ollama-gpu",
+            "ok",
+            f"{who} runs on the GPU through Vulkan, not ROCm ({c.description or c.name}, {c.total}) ({where})",
+        )
     if log.gpu_computes:
         c = log.gpu_computes[0]
         amd = hardware_gfxs(env)

@@ -55,6 +55,8 @@ class InferenceCompute:
     compute: str
     name: str
     total: str
+    #: the marketing name newer servers print (``description="AMD Radeon(TM) Graphics"``); "" when none
+    description: str = ""
 
 
 @dataclass
@@ -148,7 +150,12 @@ def parse(text: str) -> OllamaLog:
             log.quoted.setdefault("no_gpu", verbatim)
         elif msg == "inference compute":
             compute = InferenceCompute(
-                f.get("id", "?"), f.get("library", "?"), f.get("compute", ""), f.get("name", ""), f.get("total", "")
+                f.get("id", "?"),
+                f.get("library", "?"),
+                f.get("compute", ""),
+                f.get("name", ""),
+                f.get("total", ""),
+                f.get("description", ""),
             )
             log.computes.append(compute)
             key = "compute_gpu" if compute.library.lower() != "cpu" else "compute_cpu"

@@ -271,3 +271,32 @@ def test_only_the_doctor_looks_for_ollama(tmp_path: Path) -> None:
     assert diagnose_machine(seam=seam, system_only=True).extras.ollama is None  # type: ignore[union-attr]
     assert seam.ran == []
     assert diagnose_machine(seam=seam, ollama=True).extras.ollama is not None  # type: ignore[union-attr]
+
+
+def test_a_versioned_rocm_folder_is_found(tmp_path: Path) -> None:
+    """Newer bundles keep one folder per ROCm (``rocm_v7_1``, next to ``vulkan``): the newest holds the libraries."""
+    install(
+        tmp_path,
+        ["libamdhip64.so.7.1.70100", "rocblas/library/TensileLibrary_lazy_gfx1201.dat"],
+        folder="usr/local/lib/ollama/rocm_v7_1",
+    )
+    (tmp_path / "usr/local/lib/ollama/vulkan").mkdir()
+    found = find_install(OllamaSeam(tmp_path, "ollama version is 0.13.0", None))
+    assert found is not None and found.rocm_dir == "/usr/local/lib/ollama/rocm_v7_1"
+    assert found.rocm_version == "7.1.0" and found.rocblas_gfx == ["gfx1201"]
+
+
+def test_vulkan_on_the_amd_gpu_is_the_gpu() -> None:
+    """Current Ollama runs GPUs its ROCm lacks through Vulkan (ollama/ollama#12071): that is no CPU fallback."""
+    from pytest_rocm.doctor.ollama_log import InferenceCompute, OllamaLog
+
+    log = OllamaLog(
+        lines=1, computes=[InferenceCompute("0", "Vulkan", "", "Vulkan0", "16.2 GiB", "AMD Radeon(TM) Graphics")]
+    )
+    env = Environment.load(ENVS / "rx7900xtx_rocm6.json")
+    gpu = check_ollama_gpu(env, Extras(ollama_log=log))
+    assert gpu.status == "ok" and "through Vulkan, not ROCm (AMD Radeon(TM) Graphics" in gpu.evidence
+    cuda = OllamaLog(
+        lines=1, computes=[InferenceCompute("GPU-1", "cuda", "8.9", "NVIDIA GeForce RTX 4090", "23.6 GiB")]
+    )
+    assert check_ollama_gpu(env, Extras(ollama_log=cuda)).status == "warn"  # the NVIDIA card, not the AMD one
