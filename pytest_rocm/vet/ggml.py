@@ -57,6 +57,14 @@ _SHIPPED = re.compile(
 #: a GGML tree at all: its core source or library (old trees have no backend options for the CPU)
 _CORE = re.compile(r"(?:^|/)(?:ggml\.c|(?:lib)?ggml(?:-base)?\.(?:so|dylib|dll)(?:\.[0-9.]+)?)$")
 _ON = {"on", "yes", "true", "1", "y"}
+#: a GGML library that may hold every backend in one file (llama.cpp before the backends split, 2024)
+_MONOLITHIC = re.compile(r"(?:^|/)lib(?:llama|ggml)\.(?:so|dylib)(?:\.[0-9.]+)?$")
+#: what a monolithic library links, per backend
+_LINKED = (
+    (re.compile(r"^lib(?:amdhip64|hipblas|rocblas)\.so"), "HIP"),
+    (re.compile(r"^lib(?:cudart|cublas|cuda)\.so"), "CUDA"),
+    (re.compile(r"^libvulkan\.so"), "Vulkan"),
+)
 
 
 @dataclass
@@ -67,8 +75,10 @@ class GgmlEvidence:
     defines: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: backend -> first source folder or file of it
     sources: dict[str, str] = field(default_factory=dict)
-    #: backend -> first backend library shipped
+    #: backend -> first backend library shipped (or a monolithic library linking its runtime)
     shipped: dict[str, str] = field(default_factory=dict)
+    #: a monolithic libllama/libggml whose NEEDED entries were read (old builds: one file, all backends)
+    monolithic: str | None = None
     core: str | None = None
 
     def observe_path(self, path: str) -> None:
@@ -78,6 +88,16 @@ class GgmlEvidence:
             self.sources.setdefault(_WORD[m.group(1)], path[: m.end()].rstrip("/"))
         if self.core is None and _CORE.search(path):
             self.core = path
+
+    def observe_needed(self, path: str, needed: list[str]) -> None:
+        """A binary's NEEDED entries: a monolithic GGML library names the GPU runtimes it was built for."""
+        if not _MONOLITHIC.search(path):
+            return
+        self.monolithic = self.monolithic or path
+        for name in needed:
+            for pattern, backend in _LINKED:
+                if pattern.match(name):
+                    self.shipped.setdefault(backend, f"{path} (links {name})")
 
     def observe_build(self, path: str, text: str) -> None:
         name = path.rsplit("/", 1)[-1].lower()
@@ -94,7 +114,7 @@ class GgmlEvidence:
 
     @property
     def found(self) -> bool:
-        return bool(self.options or self.shipped or self.defines or (self.sources and self.core))
+        return bool(self.options or self.shipped or self.defines or self.monolithic or (self.sources and self.core))
 
 
 def _cmake_args(text: str) -> list[str]:
@@ -123,13 +143,18 @@ def to_json(evidence: GgmlEvidence) -> dict[str, Any]:
     """The vet document's ``build_backends``: ``{}`` when the package is no GGML build."""
     if not evidence.found:
         return {}
-    if evidence.shipped:  # a built package: what it ships is what it runs on
-        ships = [b for b in BACKENDS if b in evidence.shipped]
+    if evidence.shipped or evidence.monolithic:  # a built package: what it ships is what it runs on
+        shipped = dict(evidence.shipped)
+        if evidence.monolithic and "CPU" not in shipped:
+            shipped["CPU"] = evidence.monolithic  # the CPU code is in the one library
+        ships = [b for b in BACKENDS if b in shipped]
         return {
             "basis": "shipped",
+            "one_library": evidence.monolithic is not None
+            and not any(b for b in ships if not shipped[b].startswith(evidence.monolithic)),
             "backends": ships,
             "default": ships,
-            "evidence": {b: evidence.shipped[b] for b in ships},
+            "evidence": {b: shipped[b] for b in ships},
         }
     can = {b for b in (*evidence.options, *evidence.sources, *evidence.defines)}
     if "CPU" not in evidence.options:
@@ -163,7 +188,8 @@ def phrase(found: dict[str, Any]) -> str:
         return ""
     backends = ", ".join(found["backends"]) or "no backend"
     if found["basis"] == "shipped":
-        lacking = "; no libggml-hip" if "HIP" not in found["backends"] else ""
+        missing = "it links no HIP runtime" if found.get("one_library") else "no libggml-hip"
+        lacking = f"; {missing}" if "HIP" not in found["backends"] else ""
         only = " only" if found["backends"] == ["CPU"] else ""
         return f"ships GGML backends {backends}{only} ({', '.join(found['evidence'].values())}{lacking})"
     default = ", ".join(found["default"]) or "none"
@@ -188,7 +214,7 @@ def caveat(found: dict[str, Any]) -> str | None:
     if not found or found["basis"] != "shipped" or "HIP" in found["backends"]:
         return None
     return (
-        f"its GGML libraries are built for {', '.join(found['backends'])} only (no libggml-hip): on an AMD GPU it "
+        f"its GGML libraries are built for {', '.join(found['backends'])} only (no HIP backend): on an AMD GPU it "
         'runs on the CPU; a HIP build: CMAKE_ARGS="-DGGML_HIP=ON -DAMDGPU_TARGETS=<your gfx>" pip install '
         "--no-binary :all: <it>"
     )

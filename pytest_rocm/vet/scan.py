@@ -215,6 +215,7 @@ class _Scanner:
         if note:
             self.result.gfx_notes[member.path] = note
         if info is not None:
+            self.result.ggml.observe_needed(member.path, info.needed)
             self._elf_findings(member, info)
 
     @staticmethod

@@ -130,3 +130,22 @@ def test_windows_and_macos_library_names() -> None:
         evidence.observe_path(path)
     assert to_json(evidence)["backends"] == ["Vulkan", "Metal", "CPU"]
     assert phrase(to_json(evidence)).startswith("ships GGML backends Vulkan, Metal, CPU (")
+
+
+@pytest.mark.parametrize(
+    ("needed", "backends"),
+    [
+        (["libhipblas.so.2", "librocblas.so.4", "libamdhip64.so.6", "libstdc++.so.6", "libc.so.6"], ["HIP", "CPU"]),
+        (["libcudart.so.12", "libcublas.so.12", "libcuda.so.1", "libc.so.6"], ["CUDA", "CPU"]),
+        (["libstdc++.so.6", "libm.so.6", "libc.so.6"], ["CPU"]),
+    ],
+)
+def test_one_library_builds_say_it_by_what_they_link(tmp_path: Path, needed: list[str], backends: list[str]) -> None:
+    """Before the backends split (2024) a wheel shipped one libllama.so: its NEEDED names the GPU runtime."""
+    files: dict[str, str | bytes] = {"llama_cpp/libllama.so": make_elf(needed), "llama_cpp/__init__.py": "x = 1\n"}
+    files |= wheel_metadata("llama_cpp_python", "0.2.20", [])
+    doc = vet_doc(make_wheel(tmp_path / "llama_cpp_python-0.2.20-cp311-cp311-linux_x86_64.whl", files))
+    found = doc["build_backends"]
+    assert found["basis"] == "shipped" and found["one_library"] and found["backends"] == backends
+    assert ("it links no HIP runtime" in basis(doc)) == ("HIP" not in backends)
+    assert any("runs on the CPU" in c for c in doc["caveats"]) == ("HIP" not in backends)
