@@ -46,15 +46,17 @@ class LogFileError(ValueError):
 
 
 def read_log(path: str) -> str:
-    """The text of an Ollama server log; LogFileError names the file and what is wrong."""
+    """The text of an Ollama server log (a regular UTF-8 file: a FIFO never blocks the doctor);
+    LogFileError names the option, the file and what is wrong."""
+    from pytest_rocm.env.textfile import UserFileError, read_text
+
     try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as exc:
-        raise LogFileError(f"--ollama-log {path}: {exc.strerror or exc}") from None
-    if b"\0" in data[:4096]:
-        raise LogFileError(f"--ollama-log {path}: not a text file (a server log is text)")
-    return data.decode("utf-8", errors="replace")
+        text = read_text(path, "server log")
+    except UserFileError as exc:
+        raise LogFileError(f"--ollama-log {exc}") from None
+    if "\0" in text:
+        raise LogFileError(f"--ollama-log {path}: not a text file (a NUL byte at offset {text.index(chr(0))})")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
