@@ -155,13 +155,14 @@ def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
     return Check("ollama-gfx", "warn", evidence, fix)
 
 
-def _cause(log: OllamaLog, gfxs: list[str]) -> tuple[str, str]:
+def _cause(log: OllamaLog) -> tuple[str, str]:
     """Why the server fell back to the CPU, and the fix, from the lines before its verdict."""
     if log.too_old:
         gfx = log.too_old[0]
         return (
             f"it rejects {gfx} as too old ({_quote(log, 'too_old')})",
-            f"Ollama's ROCm does not run {gfx} (ollama/ollama#2453 asks for it); a GPU of gfx9 or later is needed",
+            f"Ollama's ROCm does not run {gfx}: its discovery wants gfx9 or later (RocmComputeMajorMin, "
+            "likelovewant/ollama-for-amd#51; ollama/ollama#2453 asks for gfx803)",
         )
     if log.unsupported:
         bad: UnsupportedGpu = log.unsupported[0]
@@ -171,7 +172,7 @@ def _cause(log: OllamaLog, gfxs: list[str]) -> tuple[str, str]:
         if log.override is not None:
             return (
                 said,
-                f"HSA_OVERRIDE_GFX_VERSION={log.override} is set: pick one whose gfx is in {list(bad.supported)}",
+                f"HSA_OVERRIDE_GFX_VERSION={log.override} is set: pick one whose gfx is in its list ({', '.join(bad.supported)})",
             )
         fix = _override_fix(bad.gfx, set(bad.supported))
         return said, fix or (
@@ -219,7 +220,7 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
     fell_back = log.no_gpu or "compute_cpu" in log.quoted or log.unsupported or log.too_old or log.no_amd_gpu
     if not fell_back:
         return Check("ollama-gpu", "skipped", f"{where} has no GPU discovery lines of the last server start")
-    cause, fix = _cause(log, hardware_gfxs(env))
+    cause, fix = _cause(log)
     verdict = _quote(log, "no_gpu") or _quote(log, "compute_cpu")
     evidence = f"{who} runs models on the CPU{f' ({verdict})' if verdict else ''}" + (f": {cause}" if cause else "")
     return Check("ollama-gpu", "fail", f"{evidence} ({where})", fix)
