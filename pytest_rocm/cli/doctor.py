@@ -24,6 +24,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="diagnose a recorded environment (rocm-compat env --json) instead of this machine",
     )
     parser.add_argument(
+        "--ollama-log",
+        metavar="FILE",
+        type=path_text,
+        help="read Ollama's server log (journalctl -u ollama, ~/.ollama/logs/server.log) for its GPU discovery",
+    )
+    parser.add_argument(
         "--knowledge-age",
         action="store_true",
         help="list the bundled facts last dated more than a year ago, the undated ones and any without a source",
@@ -33,6 +39,24 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the table of known errors and the check that catches each (Markdown)",
     )
+
+
+class LogFileError(ValueError):
+    """An --ollama-log that cannot be read as text."""
+
+
+def read_log(path: str) -> str:
+    """The text of an Ollama server log (a regular UTF-8 file: a FIFO never blocks the doctor);
+    LogFileError names the option, the file and what is wrong."""
+    from pytest_rocm.env.textfile import UserFileError, read_text
+
+    try:
+        text = read_text(path, "server log")
+    except UserFileError as exc:
+        raise LogFileError(f"--ollama-log {exc}") from None
+    if "\0" in text:
+        raise LogFileError(f"--ollama-log {path}: not a text file (a NUL byte at offset {text.index(chr(0))})")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         seam = Seam()  # checks PYTEST_ROCM_SYSROOT: a bad one is bad input, with --env too
         recorded = Environment.load(args.env) if args.env else None
+        log = (read_log(args.ollama_log), str(args.ollama_log)) if args.ollama_log else None
         # was this torch build published: PyTorch's index answers when it can be reached (here
         # only: the pytest header never waits on a network), the bundled snapshot when not
-        checks = diagnose_machine(recorded, recorded=recorded is not None, seam=seam, ask_index=True).checks
-    except (EnvironmentFileError, SysrootError) as exc:
+        checks = diagnose_machine(
+            recorded, recorded=recorded is not None, seam=seam, ask_index=True, ollama=recorded is None, ollama_log=log
+        ).checks
+    except (EnvironmentFileError, SysrootError, LogFileError) as exc:
         print(f"rocm-compat doctor: {exc}", file=sys.stderr)
         return 2
     if args.json:

@@ -8,7 +8,8 @@ targets, override values) comes from data files (``data/doctor.json``, ``data/gf
 from code.
 
 The checks live by topic in ``doctor.machine`` (the kernel and the variables: no torch needed) and
-``doctor.build`` (torch's build and devices), ``doctor.stack`` (variables, libraries, multi-GPU);
+``doctor.build`` (torch's build and devices), ``doctor.stack`` (variables, libraries, multi-GPU),
+``doctor.ollama_checks`` (Ollama's own ROCm, its gfx and its server log);
 the vocabulary (``CheckStatus``, ``Check``,
 ``Extras``) in ``doctor.model``. Import all of it from here.
 """
@@ -39,6 +40,7 @@ from pytest_rocm.doctor.machine import (
     check_wsl,
 )
 from pytest_rocm.doctor.model import MARKS, PROBLEMS, STATUSES, Check, CheckStatus, Extras
+from pytest_rocm.doctor.ollama_checks import check_ollama_gfx, check_ollama_gpu, check_ollama_runtime
 from pytest_rocm.doctor.stack import (
     check_install_path,
     check_multi_gpu,
@@ -91,6 +93,9 @@ CHECKS: tuple[CheckFunction, ...] = (
     check_miopen,
     check_memory,
     check_multi_gpu,
+    check_ollama_runtime,
+    check_ollama_gfx,
+    check_ollama_gpu,
     check_variables,
     check_probes,
 )

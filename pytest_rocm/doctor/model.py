@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from pytest_rocm.doctor.ollama import OllamaInstall
+from pytest_rocm.doctor.ollama_log import OllamaLog
 from pytest_rocm.env.index import IndexAnswer
 
 #: ok: nothing wrong; warn: a run works but misleads or is fragile; fail: a run breaks;
@@ -70,3 +72,9 @@ class Extras:
     index_note: str | None = None
     #: where the libraries live (``torch``: its folder; ``the Python environment``: sys.prefix); empty: not probed
     install_paths: dict[str, str] = field(default_factory=dict)
+    #: the Ollama install and its bundled ROCm (None: none found, or not looked for: only
+    #: ``rocm-compat doctor`` looks)
+    ollama: OllamaInstall | None = None
+    #: what Ollama's server log says about GPU discovery, and where it came from (a file, the journal)
+    ollama_log: OllamaLog | None = None
+    ollama_log_from: str | None = None

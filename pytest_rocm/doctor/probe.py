@@ -33,6 +33,8 @@ def diagnose_machine(
     system_only: bool = False,
     seam: Any = None,
     ask_index: bool = False,
+    ollama: bool = False,
+    ollama_log: tuple[str, str] | None = None,
 ) -> MachineDiagnosis:
     """The doctor's diagnosis of this machine, as ``rocm-compat doctor`` judges it.
 
@@ -41,15 +43,18 @@ def diagnose_machine(
     from a file; judged as it is, nothing probed. Raises ``SysrootError`` when the machine must be
     read and ``PYTEST_ROCM_SYSROOT`` is bad. ``ask_index``: also ask PyTorch's index whether the
     torch build is one of its wheels (``rocm-compat doctor`` only: nothing else waits on a network).
+    ``ollama``: also look for an Ollama install and, without ``ollama_log`` (its text and where it
+    came from), read its service journal; with a recorded environment only the given log is read.
     """
     from pytest_rocm.env.seam import Seam
 
     if recorded:
         if env is None:
             raise ValueError("a recorded diagnosis needs the recorded environment")
-        if not ask_index:
+        if not ask_index and ollama_log is None:
             return MachineDiagnosis(env, None, diagnose(env))
-        asked = probe_index(seam if seam is not None else Seam(), env, None)
+        asked = probe_index(seam if seam is not None else Seam(), env, None) if ask_index else Extras()
+        asked = probe_ollama(None, asked, ollama_log)
         return MachineDiagnosis(env, asked, diagnose(env, asked))
     from pytest_rocm.env.detect import detect_environment, detect_system_environment
 
@@ -59,6 +64,8 @@ def diagnose_machine(
     extras = probe_extras(seam, env)
     if ask_index:
         extras = probe_index(seam, env, extras)
+    if ollama or ollama_log is not None:
+        extras = probe_ollama(seam if ollama else None, extras, ollama_log)
     return MachineDiagnosis(env, extras, diagnose_system(env, extras) if system_only else diagnose(env, extras))
 
 
@@ -136,6 +143,21 @@ def probe_index(seam: Any, env: Environment, extras: Extras | None = None) -> Ex
     if answer is None:
         extras.index_note = f"{base} could not be reached"
     extras.torch_on_index = answer
+    return extras
+
+
+def probe_ollama(seam: Any, extras: Extras, log: tuple[str, str] | None) -> Extras:
+    """Ollama's install (``seam``: this machine; None: a recorded environment, not looked for) and
+    its server log: the given one (text, where from), else its journal where readable."""
+    from pytest_rocm.doctor import ollama, ollama_log
+
+    if seam is not None:
+        extras.ollama = ollama.find_install(seam)
+    if log is None and seam is not None and extras.ollama is not None:
+        journal = ollama.read_journal(seam)
+        log = (journal, " ".join(ollama.JOURNAL_COMMAND)) if journal is not None else None
+    if log is not None:
+        extras.ollama_log, extras.ollama_log_from = ollama_log.parse(log[0]), log[1]
     return extras
 
 

@@ -123,6 +123,9 @@ def basis(doc: dict[str, Any]) -> str:
     if unreadable:
         first = unreadable[0]
         return f"targets unknown: binary not readable ({first['path']}: {first['text']})"
+    for backend in BUILD_BACKEND_BASIS:  # the backends a build can target say more than its class
+        if said := backend(doc):
+            return said
     if doc["class"] in (1, 2):
         return "no native GPU code counted"
     if doc["class"] == 4:
@@ -136,9 +139,6 @@ def basis(doc: dict[str, Any]) -> str:
     every_rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]}
     if every_rocm and every_rocm <= {"rocm-version-or-requirement", "rocm-requirement-in-build", "rocm-mention"}:
         return "requires ROCm builds of other packages: vet those (their device code is theirs)"
-    for backend in BUILD_BACKEND_BASIS:
-        if said := backend(doc):
-            return said
     return "no AMD binary: built from source, for the gfx you build it for"
 
 

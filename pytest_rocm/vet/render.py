@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_rocm.vet import ggml
 from pytest_rocm.vet.result import ScanResult
 from pytest_rocm.vet.rules import Finding
 from pytest_rocm.vet.target import Target
@@ -24,6 +25,8 @@ def ordered(findings: list[Finding]) -> list[Finding]:
 
 
 def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[str, Any] | None) -> dict[str, Any]:
+    backends = ggml.to_json(result.ggml)
+    hip_step = ggml.next_step(backends)
     return {
         "schema": SCHEMA,
         "target": target.spec,
@@ -38,8 +41,8 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "evidence": [f.to_json() for f in verdict.evidence],
         "contrary": [f.to_json() for f in verdict.contrary],
         "contrary_notes": verdict.contrary_notes,
-        "caveats": verdict.caveats,
-        "next_steps": verdict.next_steps,
+        "caveats": verdict.caveats + ([cpu_only] if (cpu_only := ggml.caveat(backends)) else []),
+        "next_steps": verdict.next_steps + ([hip_step] if hip_step else []),
         "findings": [f.to_json() for f in ordered(result.findings)],
         "counts": dict(sorted(result.counts.items())),
         "not_counted": dict(sorted(result.mentions.items())),
@@ -49,6 +52,7 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "seconds": round(result.seconds, 3),
         "gfx_targets": {path: targets for path, targets in sorted(result.gfx_targets.items())},
         "gfx_notes": dict(sorted(result.gfx_notes.items())),
+        "build_backends": backends,
         "live": live,
     }
 
@@ -75,6 +79,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     if doc["contrary_notes"]:
         out.append("  note:")
         out += [f"    - {line}" for line in doc["contrary_notes"]]
+    if doc.get("build_backends"):
+        out.append(f"  GGML backends: {ggml.phrase(doc['build_backends'])}")
     if doc["gfx_targets"]:
         out.append("  AMD targets in its binaries:")
         for path, targets in doc["gfx_targets"].items():

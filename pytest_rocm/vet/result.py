@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pytest_rocm.vet.ggml import GgmlEvidence
 from pytest_rocm.vet.rule import Finding
 
 #: findings kept per (rule, context); all matches are counted
@@ -41,6 +42,8 @@ class ScanResult:
     #: CUDA/ROCm findings in the package's tests and examples (not counted), by place, and the first
     elsewhere: Counter[str] = field(default_factory=Counter)
     elsewhere_first: dict[str, str] = field(default_factory=dict)
+    #: which backends a GGML build (llama.cpp and what vendors it) can target or ships
+    ggml: GgmlEvidence = field(default_factory=GgmlEvidence)
 
     def add(self, finding: Finding) -> None:
         tally = self.counts if finding.counts else self.mentions

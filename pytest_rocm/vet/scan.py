@@ -139,6 +139,7 @@ class _Scanner:
             return
         if member.kind == BUILD:
             self.trees.read_build(member.path, text)
+            self.result.ggml.observe_build(member.path, text)
         elif member.kind == PYTHON:
             self.graph.read_python(member.path, text)
         tf: TextFile | None = None
@@ -214,6 +215,7 @@ class _Scanner:
         if note:
             self.result.gfx_notes[member.path] = note
         if info is not None:
+            self.result.ggml.observe_needed(member.path, info.needed)
             self._elf_findings(member, info)
 
     @staticmethod
@@ -252,11 +254,13 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
         result.files += 1
         result.kinds[member.kind or "other"] += 1
         if member.kind is None:
+            result.ggml.observe_path(member.path)
             result.not_read += 1
             if len(result.not_read_examples) < KEEP_NOT_READ:
                 result.not_read_examples.append(member.path)
             continue
         inner = member.path.rsplit("!", 1)[-1]
+        result.ggml.observe_path(member.path)
         if member.kind == BINARY:
             scanner.binaries.add(member.path)  # its path findings are grouped with its ELF ones
         for rule in scanner.index.by_subject(PATH, member.kind):
