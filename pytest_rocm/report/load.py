@@ -13,14 +13,18 @@ from pytest_rocm._values import label_problem
 from pytest_rocm.env.schemas import first_problem, first_problem_at, schema
 from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
 from pytest_rocm.report.deaths import crashed_record
+from pytest_rocm.report.features import row_of
 from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.records import (
     SCHEMA,
+    SIDECAR_COLLECTED,
     SIDECAR_ENVIRONMENT,
+    SIDECAR_FINISHED,
     SIDECAR_LINE_KIND,
     SIDECAR_RUNNING,
     SIDECAR_SCHEMA,
     ReportDocument,
+    ResultRecord,
     assemble,
     suite_of,
     summarize,
@@ -157,6 +161,9 @@ def validate(data: Any, where: str, records_checked: bool = False) -> ReportDocu
     return cast("ReportDocument", data)
 
 
+#: the kinds of a sidecar line that is not a result
+_LINE_KINDS = (SIDECAR_ENVIRONMENT, SIDECAR_COLLECTED, SIDECAR_FINISHED, SIDECAR_RUNNING)
+
 #: header keys that are the sidecar's own bookkeeping, not report fields
 _SIDECAR_ONLY = ("schema", "pid", SIDECAR_LINE_KIND)
 
@@ -192,6 +199,34 @@ def _running_test(entry: dict[str, Any], where: str) -> dict[str, str]:
     return cast("dict[str, str]", fields)
 
 
+def _string_list(value: Any, key: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ReportError(f"{where}: {key} is {value!r:.60}, expected a list of non-empty strings")
+    return value
+
+
+def _collected_tests(entry: dict[str, Any], where: str) -> tuple[list[str], dict[str, str], tuple[str, ...]]:
+    """A ``collected`` line: (the node ids in run order, node id -> marker name, device tokens)."""
+    tests = _string_list(entry.get("tests"), "tests", where)
+    marked = entry.get("marked", {})
+    if not isinstance(marked, dict) or not all(isinstance(v, str) and v for v in marked.values()):
+        raise ReportError(f"{where}: marked is {marked!r:.60}, expected an object of non-empty strings")
+    return tests, marked, tuple(_string_list(entry.get("device_ids", []), "device_ids", where))
+
+
+def _first_unfinished(
+    collected: tuple[list[str], dict[str, str], tuple[str, ...]], done: Mapping[str, Any], ended: str | None
+) -> ResultRecord | None:
+    """The crashed row of a serial run: its tests run in the collected order, so the first one
+    without a result is the one the process died in (None: every test has one)."""
+    tests, marked, device_ids = collected
+    nodeid = next((n for n in tests if n not in done), None)
+    if nodeid is None:
+        return None
+    feature, suite = row_of(nodeid, marked.get(nodeid), device_ids)
+    return crashed_record(nodeid, feature, suite, ended)
+
+
 def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
     for nodeid, numbers in lines_of.items():
         if len(numbers) > 1:
@@ -204,8 +239,9 @@ def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocum
     """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error.
     Each line is checked on its own, so an error names the line (``FILE: line 7: ...``).
 
-    A test a serial run started (its ``running`` line) and never finished is the row of the
-    crash: ``crashed``, its reason saying how the process ended when ``ended`` says it
+    The test a serial run died in is the row of the crash: the first of its ``collected`` tests
+    without a result (an earlier version's sidecar: the test of its last ``running`` line, when
+    it has none). ``crashed``, its reason saying how the process ended when ``ended`` says it
     (``killed by SIGSEGV (signal 11)``: the caller waited for the process), else that it is not
     recorded."""
     lines = text.split("\n")
@@ -217,20 +253,27 @@ def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocum
         got = header.get("schema") if isinstance(header, dict) else type(header).__name__
         raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
     _check_header_fields(header, f"{where}: line 1")
-    results = []
+    results: list[ResultRecord] = []
     lines_of: dict[str, list[int]] = {}
-    running: dict[str, str] | None = None  # the test started last and not yet finished
+    running: dict[str, str] | None = None  # an earlier version's: the test started last, not yet finished
+    collected: tuple[list[str], dict[str, str], tuple[str, ...]] | None = None
+    finished = False  # the run ended in order: no test crashed
     for number, line in enumerate(complete[1:], start=2):
         if not line.strip():
             continue
         entry = _parse(line, f"{where}: line {number}")
-        if isinstance(entry, dict) and entry.get(SIDECAR_LINE_KIND) == SIDECAR_RUNNING:
+        kind = entry.get(SIDECAR_LINE_KIND) if isinstance(entry, dict) else None
+        if kind == SIDECAR_COLLECTED:
+            collected = _collected_tests(entry, f"{where}: line {number}")
+        elif kind == SIDECAR_FINISHED:
+            finished = True
+        elif kind == SIDECAR_RUNNING:
             running = _running_test(entry, f"{where}: line {number}")
         elif isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
             if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
                 raise ReportError(
                     f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r:.60},"
-                    f" expected {SIDECAR_ENVIRONMENT!r} or {SIDECAR_RUNNING!r}"
+                    f" expected one of {', '.join(repr(k) for k in _LINE_KINDS)}"
                 )
             _check_header_fields(entry, f"{where}: line {number}")
             # detected in a child process after the run began: the header's missing fields
@@ -241,8 +284,13 @@ def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocum
             results.append(entry)
             if running is not None and running["nodeid"] == entry["nodeid"]:
                 running = None
-    if running is not None and running["nodeid"] not in lines_of:
-        results.append(crashed_record(running["nodeid"], running["feature"], running["suite"], ended))
+    crashed = None  # and none where the run ended in order: the tests without a result never ran
+    if collected is not None and not finished:
+        crashed = _first_unfinished(collected, lines_of, ended)
+    elif running is not None and not finished and running["nodeid"] not in lines_of:
+        crashed = crashed_record(running["nodeid"], running["feature"], running["suite"], ended)
+    if crashed is not None:
+        results.append(crashed)
     _check_unique(lines_of, where)
     # the header's run bookkeeping (pid) is not a report field
     extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
