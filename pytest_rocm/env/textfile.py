@@ -74,11 +74,13 @@ def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``{"a": 1, "a": 2}`` is an error: json keeps the last silently, and one of the two is lost."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise UserFileError(f"key {key!r} appears twice in one object")
-        out[key] = value
+    out = dict(pairs)  # in C: a key loop in Python was a third of parsing a 10,000-row report
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise UserFileError(f"key {key!r} appears twice in one object")
+            seen.add(key)
     return out
 
 
