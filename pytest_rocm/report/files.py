@@ -360,7 +360,7 @@ class Sidecar:
 
     def append_collected(self, tests: list[str], marked: Mapping[str, str], device_ids: tuple[str, ...]) -> None:
         """The tests a serial run will run, in order, once before the first: if the process dies,
-        the loader names the first of them without a result (``report.load.from_sidecar``); their
+        the loader names the first of them without a result (``report.partial.from_sidecar``); their
         rows are worked out only then, for that one test, from ``marked`` (node id -> its feature
         marker's name) and the session's ``device_ids``."""
         self._write(
