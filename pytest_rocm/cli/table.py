@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from pytest_rocm.cli.argtypes import path_text
+from pytest_rocm.env.textfile import collector_paused
 from pytest_rocm.report.coverage import coverage_map
 from pytest_rocm.report.formats import FORMATS, render
 from pytest_rocm.report.load import ReportError, load_reports
@@ -41,8 +42,10 @@ def _format_of(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         reports = load_reports(args.reports)
-        table = build_table(reports, [str(p) for p in args.reports])
-        write_output(render(table, _format_of(args), coverage_map(reports)), args.output)
+        with collector_paused():  # rows, cells and markup: many objects, no cycles
+            table = build_table(reports, [str(p) for p in args.reports])
+            text = render(table, _format_of(args), coverage_map(reports))
+        write_output(text, args.output)
     except ReportError as exc:
         print(f"rocm-compat table: {exc}", file=sys.stderr)
         return 2

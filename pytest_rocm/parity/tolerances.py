@@ -100,11 +100,18 @@ def short_dtype(name: str) -> str:
 
 def canonical_dtype(name: Any) -> str:
     """``"float16"``, ``"fp16"``, ``"half"``, ``torch.float16`` -> ``"float16"``; ValueError otherwise."""
-    text = str(name).strip().lower().removeprefix("torch.")
-    text = _ALIASES.get(text, text)
-    if text not in DTYPE_NAMES:
+    text = known_dtype(name)
+    if text is None:
         raise ValueError(f"unknown dtype {name!r} (known: {', '.join(DTYPE_NAMES)})")
     return text
+
+
+def known_dtype(name: Any) -> str | None:
+    """:func:`canonical_dtype`, None for a name that is no dtype: for callers that ask of every
+    word (a row name's parameters), where a raised and caught error per word is the cost."""
+    text = str(name).strip().lower().removeprefix("torch.")
+    text = _ALIASES.get(text, text)
+    return text if text in DTYPE_NAMES else None
 
 
 def default_normwise(dtype: str, reduction_length: int = 1) -> float:

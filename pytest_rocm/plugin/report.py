@@ -28,7 +28,6 @@ from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder
 from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, fleet, records
-from pytest_rocm.report.features import row_of
 
 #: pytest's exit status when the tests ran but the report could not be written (a full disk):
 #: distinct from pytest's own 0-5, so CI tells "tests failed" from "no report"
@@ -205,6 +204,12 @@ class ReportWriter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected.update(dict.fromkeys(item.nodeid for item in session.items))
         self._settle_sidecar(wait=False)  # the test modules imported torch: known before the first test
+        if session.items and self.sidecar is not None:  # a serial run (an xdist controller collects nothing)
+            # the run's order, once: a crash of the whole process is then named by the loader as the
+            # first of these without a result, with no line written as each test starts
+            self.sidecar.append_collected(
+                [item.nodeid for item in session.items], _marked(session.items), self.device_tokens
+            )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -212,23 +217,6 @@ class ReportWriter:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
-        """Serial runs only (an xdist controller runs no test itself; xdist names a dead worker's
-        test): the test's name goes to the sidecar as it starts, so a crash of the whole process
-        leaves its row (``report.load.from_sidecar``)."""
-        if self.sidecar is not None:
-            self.sidecar.append_running(item.nodeid, *self._row(item))
-
-    def _row(self, item: pytest.Item) -> tuple[str, str]:
-        # the feature marker's name as FeatureTagger handed it to the record (no second walk of
-        # the markers: a test without any is walked afresh on every look, nothing is cached for it)
-        marker = None
-        for entry in item.user_properties:
-            if type(entry) is tuple and len(entry) == 2 and entry[0] == records.FEATURE_PROPERTY:
-                marker = str(entry[1])
-        return row_of(item.nodeid, marker, self.device_tokens)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         when = str(report.when)  # xdist's crash report says "???", not a phase pytest names
@@ -325,6 +313,7 @@ class ReportWriter:
             )
             session.exitstatus = EXIT_REPORT_UNWRITTEN
             if self.sidecar is not None:
+                self.sidecar.append_finished()  # ended in order: the tests without a result never ran
                 self.sidecar.close()  # kept: what it holds is all there is
             return
         if self.sidecar is not None:
@@ -365,6 +354,16 @@ class ReportWriter:
             if not any(flags):
                 line += ": warning: none did, the suite chose its own device (CPU?); the column is not a GPU result"
             terminalreporter.write_line(line, yellow=not any(flags))
+
+
+def _marked(items: list[pytest.Item]) -> dict[str, str]:
+    """node id -> the ``rocm_feature`` marker's name that FeatureTagger handed to its record."""
+    marked = {}
+    for item in items:
+        for entry in item.user_properties:
+            if type(entry) is tuple and len(entry) == 2 and entry[0] == records.FEATURE_PROPERTY:
+                marked[item.nodeid] = str(entry[1])
+    return marked
 
 
 def _why_stopped(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> str:

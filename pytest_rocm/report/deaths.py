@@ -3,8 +3,8 @@
 Two ways a run loses a test to a crash. Under pytest-xdist the worker dies and xdist reports the
 test it ran; its exit status (from the worker's process, ``plugin.xdist.worker_exit_status``)
 says how: ``...crashed while running 'x.py::t': killed by SIGSEGV (signal 11)``. In a serial run the whole pytest process dies: the
-report writer wrote the test's node id to the sidecar as it started (a ``running`` line), so the
-sidecar's reader names the row afterwards (``crashed_record``), and whoever waited for the
+report writer wrote the collected tests in their run order to the sidecar once (a ``collected``
+line), so the sidecar's reader names the row afterwards (the first of them without a result) (``crashed_record``), and whoever waited for the
 process (``rocm-compat run``) knows the exit status to add.
 """
 

@@ -41,9 +41,10 @@ from typing import Any
 
 from pytest_rocm.env.textfile import kind_of
 from pytest_rocm.report.records import (
+    SIDECAR_COLLECTED,
     SIDECAR_ENVIRONMENT,
+    SIDECAR_FINISHED,
     SIDECAR_LINE_KIND,
-    SIDECAR_RUNNING,
     SIDECAR_SCHEMA,
     ReportDocument,
     ResultRecord,
@@ -255,12 +256,6 @@ _C_ENCODER: Any = (
 )
 
 
-#: a JSON string literal as json.dumps writes it (ensure_ascii): the C function where there is one
-_quoted: Any = json.encoder.encode_basestring_ascii
-#: a sidecar's ``running`` line, its three strings to fill in
-_RUNNING_LINE = f'{{"{SIDECAR_LINE_KIND}": "{SIDECAR_RUNNING}", "nodeid": %s, "feature": %s, "suite": %s}}'
-
-
 def encode_line(obj: Any) -> str:
     """One JSON line of a sidecar or report record: strict JSON (non-finite floats refused, as
     json.dumps(allow_nan=False)), the same text json.dumps writes."""
@@ -363,11 +358,24 @@ class Sidecar:
         detected in a child process), as a line of their own that the loader merges into the header."""
         self._write({SIDECAR_LINE_KIND: SIDECAR_ENVIRONMENT, **fields})
 
-    def append_running(self, nodeid: str, feature: str, suite: str) -> None:
-        """The test a serial run starts now: if the process dies in it, the loader names its row.
-        One more ``os.write`` per test, not fsynced (a kill keeps it; power loss is not the case)."""
-        # the line json.dumps writes for that dict, made without a dict and an encoder's pass
-        self._write_line(_RUNNING_LINE % (_quoted(nodeid), _quoted(feature), _quoted(suite)))
+    def append_collected(self, tests: list[str], marked: Mapping[str, str], device_ids: tuple[str, ...]) -> None:
+        """The tests a serial run will run, in order, once before the first: if the process dies,
+        the loader names the first of them without a result (``report.partial.from_sidecar``); their
+        rows are worked out only then, for that one test, from ``marked`` (node id -> its feature
+        marker's name) and the session's ``device_ids``."""
+        self._write(
+            {
+                SIDECAR_LINE_KIND: SIDECAR_COLLECTED,
+                "tests": tests,
+                "marked": dict(marked),
+                "device_ids": list(device_ids),
+            }
+        )
+
+    def append_finished(self) -> None:
+        """The run ended in order and keeps its sidecar (its report could not be written): the
+        tests it never ran did not crash."""
+        self._write({SIDECAR_LINE_KIND: SIDECAR_FINISHED})
 
     def close(self, remove: bool = False) -> None:
         """Release the claim; ``remove``: delete the sidecar first (while still holding the lock,

@@ -21,13 +21,13 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from pytest_rocm.parity.tolerances import DTYPE_NAMES, canonical_dtype
+from pytest_rocm.parity.tolerances import known_dtype
 from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
 from pytest_rocm.report.oneline import ONE_LINE_CHARS, one_line
 from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
 from pytest_rocm.report.selection import selected_cells
-from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table, row_status
+from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
 GROWTH_FACTOR = DEFAULT_FACTOR
@@ -48,11 +48,8 @@ def split_dtype(feature: str) -> tuple[str, str]:
     tokens = params.split("-")
     dtypes = []
     for i, token in enumerate(tokens):
-        try:
-            dtype = canonical_dtype(token)
-        except ValueError:
-            continue
-        if dtype in DTYPE_NAMES:
+        dtype = known_dtype(token)
+        if dtype is not None:
             dtypes.append((i, dtype))
     if len(dtypes) != 1:
         return feature, NO_DTYPE
@@ -160,7 +157,7 @@ def feature_rows(table: Table) -> list[FeatureRow]:
     out = []
     for (suite, base), rows in groups.items():
         by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
-        statuses = [row_status(selected_cells(r.cells, table.selections)) for r in by_dtype.values()]
+        statuses = [r.status for r in by_dtype.values()]  # build_table's row_status over the selected cells
         feature = FeatureRow(suite, base, by_dtype, combined_status(statuses))
         feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
         for dtype, r in by_dtype.items():
@@ -221,14 +218,18 @@ def suite_dtypes(rows: list[FeatureRow]) -> list[str]:
 def summary(table: Table) -> dict[str, dict[str, dict[str, int]]]:
     """suite -> label -> {passed, failed, crashed, not-installed, skipped}: result counts."""
     out: dict[str, dict[str, dict[str, int]]] = {}
+    counted: dict[str, list[str]] = {}  # outcome -> the summary columns that count it, found once
     for row in table.rows:
         per_label = out.setdefault(row.suite, {label: {name: 0 for name, _ in SUMMARY} for label in table.labels})
         for label, cell in row.cells.items():
             if cell is None:
                 continue
-            for name, outcomes in SUMMARY:
-                if cell.outcome in outcomes:
-                    per_label[label][name] += 1
+            names = counted.get(cell.outcome)
+            if names is None:
+                names = counted[cell.outcome] = [name for name, outcomes in SUMMARY if cell.outcome in outcomes]
+            numbers = per_label[label]
+            for name in names:
+                numbers[name] += 1
     return out
 
 

@@ -16,6 +16,7 @@ charts live here with the markup that uses them.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -34,7 +35,7 @@ from pytest_rocm.report.grid import (
     summary,
 )
 from pytest_rocm.report.oneline import one_line
-from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY
+from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
 from pytest_rocm.report.perf import table_chart_svg
 from pytest_rocm.report.selection import NOT_SELECTED
 from pytest_rocm.report.speed_html import speed_block_html
@@ -135,7 +136,13 @@ SCRIPT = """
 
 
 def _attr(text: Any) -> str:
-    return escape(str(text), quote=True)
+    return _escaped(str(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _escaped(text: str) -> str:
+    """Once per distinct text: a page says the same outcomes, labels and suites thousands of times."""
+    return escape(text, quote=True)
 
 
 def _banners(table: Table) -> str:
@@ -185,19 +192,34 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
 def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None) -> str:
     """A passed cell: its outcome and figures. Any other: one line (``report.oneline``), the whole
     reason and every figure behind a click (``<details>``)."""
-    colspan = f" colspan={span}" if span > 1 else ""
     if cell is None:
+        colspan = f" colspan={span}" if span > 1 else ""
         return f'<td class="cell missing"{colspan} title="not run in this environment">—</td>'
-    bg, fg = COLOURS[cell.outcome]
-    reason = (cell.reason or "").removeprefix("Skipped: ")
     figure = cell.figure()
+    if cell.outcome in GOOD and not growth and not slowdown:  # most cells of a table
+        return _passed_cell(cell.outcome, figure, span)
+    return _marked_cell(cell, figure, growth, base, span, slowdown)
+
+
+@lru_cache(maxsize=1 << 14)
+def _passed_cell(outcome: Outcome, figure: str, span: int) -> str:
+    """A passed cell without a mark, made once per distinct outcome, figure and width: the same
+    markup as any cell (a passed cell's says nothing but those three)."""
+    return _marked_cell(Cell(outcome), figure, None, "", span, None)
+
+
+def _marked_cell(cell: Cell, figure: str, growth: float | None, base: str, span: int, slowdown: float | None) -> str:
+    colspan = f" colspan={span}" if span > 1 else ""
+    bg, fg = COLOURS[cell.outcome]
     parts: list[str] = []
     if cell.outcome in GOOD:
         parts.append(cell.outcome)
         if figure:
             parts.append(f"<small class=fig>{_attr(figure)}</small>")
+        title: str = cell.outcome
     else:
-        line = one_line(cell)
+        title = line = one_line(cell)
+        reason = (cell.reason or "").removeprefix("Skipped: ")
         body = (f"<pre class=full>{_attr(reason)}</pre>" if reason else "") + (
             f"<small class=fig>{_attr(figure)}</small>" if figure else ""
         )
@@ -209,7 +231,7 @@ def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdow
     parts += [f"<small class=slower>&#9660; {_attr(slowdown_text(slowdown, base))}</small>"] if slowdown else []
     return (
         f'<td class="cell o-{cell.outcome}"{colspan} style="background:{bg};color:{fg}" '
-        f'title="{_attr(cell.outcome if cell.outcome in GOOD else one_line(cell))}">{"".join(parts)}</td>'
+        f'title="{_attr(title)}">{"".join(parts)}</td>'
     )
 
 
@@ -233,6 +255,10 @@ def _issue_link(row: FeatureRow) -> str:
     return f' <a class=issue href="{_attr(url)}" title="{title}">{_attr(issue_name(url))}</a>'
 
 
+#: the dtype sub-columns of a row without dtypes: its one result spans them all
+_ONLY_COLUMN = (NO_DTYPE,)
+
+
 def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str:
     dtypes = suite_dtypes(rows)
     base = table.labels[0] if table.labels else ""
@@ -242,20 +268,29 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
         f"<table{f' id={table_id}' if table_id else ''} class=compat><thead>"
         f"<tr><th rowspan=2>feature</th>{top}<th rowspan=2>status</th></tr><tr>{sub}</tr></thead><tbody>"
     ]
+    labels, subsets = table.labels, table.selections
     for row in rows:
         cells, outcomes = [], set()
-        only_one = list(row.by_dtype) == [NO_DTYPE]
-        for label in table.labels:
-            for dtype in [NO_DTYPE] if only_one else dtypes:
-                r = row.by_dtype.get(dtype)
+        by_dtype, growth, slowdown = row.by_dtype, row.growth, row.slowdown
+        only_one = len(by_dtype) == 1 and NO_DTYPE in by_dtype
+        span = len(dtypes) if only_one else 1
+        for label in labels:
+            for dtype in _ONLY_COLUMN if only_one else dtypes:
+                r = by_dtype.get(dtype)
                 cell = r.cells.get(label) if r else None
-                if cell:
+                if cell is not None:
                     outcomes.add(cell.outcome)
-                span = len(dtypes) if only_one else 1
-                slowdown = row.slowdown.get((label, dtype))
-                selected = cell is not None or label not in table.selections  # a -k column: not missing
+                if cell is None and label in subsets:  # a -k column: not missing
+                    cells.append(_unselected(span))
+                    continue
                 cells.append(
-                    _cell(cell, row.growth.get((label, dtype)), base, span, slowdown) if selected else _unselected(span)
+                    _cell(
+                        cell,
+                        growth.get((label, dtype)) if growth else None,
+                        base,
+                        span,
+                        slowdown.get((label, dtype)) if slowdown else None,
+                    )
                 )
         colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
         out.append(
@@ -286,7 +321,7 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
     ops: dict[str, dict[str, float]] = {}
     for row in table.rows:
         cell = row.cells.get(label)
-        if cell is None:
+        if cell is None or not cell.errors:  # most rows of a large table: no figure to chart
             continue
         for dtype in DTYPE_COLOURS:
             if dtype in cell.errors:

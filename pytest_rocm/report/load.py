@@ -1,5 +1,6 @@
 """Reading compatibility reports back for ``table``, ``diff`` and ``run``: the final JSON or the
-sidecar of an interrupted run, validated, with one-line errors naming the file and the fault.
+sidecar of an interrupted run (read line by line in ``report.partial``), validated, with one-line
+errors naming the file and the fault.
 """
 
 from __future__ import annotations
@@ -7,28 +8,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from pytest_rocm._values import label_problem
-from pytest_rocm.env.schemas import first_problem, first_problem_at, schema
-from pytest_rocm.env.textfile import UserFileError, parse_json, read_text
-from pytest_rocm.report.deaths import crashed_record
+from pytest_rocm.env.textfile import UserFileError, read_text
+from pytest_rocm.report.checks import ReportError, _parse, plainly_valid, validate
 from pytest_rocm.report.files import sidecar_path
-from pytest_rocm.report.records import (
-    SCHEMA,
-    SIDECAR_ENVIRONMENT,
-    SIDECAR_LINE_KIND,
-    SIDECAR_RUNNING,
-    SIDECAR_SCHEMA,
-    ReportDocument,
-    assemble,
-    suite_of,
-    summarize,
-)
+from pytest_rocm.report.partial import from_sidecar
+from pytest_rocm.report.records import ReportDocument
 
-
-class ReportError(ValueError):
-    """A report that cannot be used; the message is one line naming the file and the fault."""
+#: what the readers of reports import from here (the checks live in report.checks, the sidecar's
+#: reading in report.partial)
+__all__ = ["ReportError", "load_report", "load_reports", "metric", "plainly_valid", "validate", "worse"]
 
 
 def _read_text(path: Path) -> str:
@@ -39,222 +29,6 @@ def _read_text(path: Path) -> str:
         if str(exc).endswith("no such file") and hint.is_file():
             raise ReportError(f"{exc} (an interrupted run left {hint}: pass that instead)") from None
         raise ReportError(str(exc)) from None
-
-
-def _parse(text: str, where: str) -> Any:
-    try:
-        return parse_json(text, where, "JSON report")
-    except UserFileError as exc:
-        raise ReportError(str(exc)) from None
-
-
-def _first_problem(data: dict[str, Any]) -> str | None:
-    """The report's first schema violation, or None. The envelope is checked by the schema; each
-    record first by :func:`plainly_valid` (the common case, ~100 times faster than a jsonschema
-    descent: two 10,000-row reports took 4.5 s of CPU to check), and by the schema only when that
-    is not sure, so every message is the schema's own."""
-    results = data.get("results")
-    if not isinstance(results, list):
-        return first_problem("report", data)
-    problem = first_problem("report", {**data, "results": []})
-    if problem:
-        return problem
-    for i, record in enumerate(results):
-        if not plainly_valid(record):
-            problem = first_problem_at("report", record, "#/$defs/result", ("results", i))
-            if problem:
-                return problem
-    return None
-
-
-def _schema_enum(*path: str) -> frozenset[str]:
-    node: Any = schema("report")
-    for key in path:
-        node = node[key]
-    return frozenset(node["enum"])
-
-
-_OUTCOMES = _schema_enum("$defs", "result", "properties", "outcome")
-_FIGURE_WORDS = frozenset(("inf", "-inf", "nan"))
-_PARITY_FIGURES = ("max_abs", "max_rel", "normwise", "rtol", "atol")
-
-
-def _is_number(value: Any) -> bool:
-    return type(value) is int or type(value) is float
-
-
-def _plain_parity(entry: Any) -> bool:
-    if type(entry) is not dict:
-        return False
-    for key in _PARITY_FIGURES:
-        value = entry.get(key)
-        if value is not None and not _is_number(value) and not (type(value) is str and value in _FIGURE_WORDS):
-            return False
-    dtype, ok, name = entry.get("dtype", ""), entry.get("ok"), entry.get("name")
-    return type(dtype) is str and (ok is None or type(ok) is bool) and (name is None or type(name) is str)
-
-
-def plainly_valid(record: Any) -> bool:
-    """Whether a result record is surely valid under ``#/$defs/result``: the plain shape every
-    writer of this project produces. False means "not sure" (a perf record, an odd value): the
-    schema then decides. It must never say True of a record the schema rejects (a property test
-    holds it to that)."""
-    if type(record) is not dict or "perf" in record:
-        return False
-    nodeid, feature, outcome = record.get("nodeid"), record.get("feature"), record.get("outcome")
-    if type(nodeid) is not str or not nodeid or type(feature) is not str or not feature:
-        return False
-    if type(outcome) is not str or outcome not in _OUTCOMES:
-        return False
-    suite = record.get("suite", "x")
-    reason, duration, info = record.get("reason"), record.get("duration"), record.get("info")
-    if type(suite) is not str or not suite or (reason is not None and type(reason) is not str):
-        return False
-    if duration is not None and not (_is_number(duration) and duration >= 0):
-        return False
-    if info is not None and type(info) is not dict:
-        return False
-    parity = record.get("parity", [])
-    return type(parity) is list and all(_plain_parity(p) for p in parity)
-
-
-def validate(data: Any, where: str, records_checked: bool = False) -> ReportDocument:
-    """Check the report against its schema (``data/schemas/report-1.json``: types and values,
-    the embedded environment's too) and that no node id appears twice; raise ReportError naming
-    ``where`` and the field.
-
-    What a ``ReportDocument`` requires and the file may lack is filled in: a record's ``suite``
-    (from its node id), ``reason`` and ``parity``; the report's ``environment`` and ``summary``.
-    ``records_checked``: each record was already checked (a sidecar's, line by line).
-    """
-    if not isinstance(data, dict):
-        raise ReportError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    if "schema" not in data:
-        raise ReportError(f'{where}: not a pytest-rocm report (no "schema" field)')
-    if data["schema"] != SCHEMA:
-        raise ReportError(f"{where}: schema is {data['schema']!r:.60}, expected {SCHEMA!r}")
-    problem = first_problem("report", {**data, "results": []}) if records_checked else _first_problem(data)
-    if problem:
-        raise ReportError(f"{where}: {problem}")
-    problem = label_problem(data["label"])  # the rule --rocm-label applies to a label typed in
-    if problem:
-        raise ReportError(f"{where}: label {data['label']!r:.80}: {problem}")
-    results = data["results"]
-    first_at: dict[str, int] = {}
-    for i, record in enumerate(results):
-        if record["nodeid"] in first_at:
-            raise ReportError(
-                f"{where}: results[{i}] nodeid {record['nodeid']!r} is also results[{first_at[record['nodeid']]}]"
-                " (one result per test)"
-            )
-        first_at[record["nodeid"]] = i
-        record.setdefault("suite", suite_of(record["nodeid"]))
-        record.setdefault("reason", None)
-        record.setdefault("parity", [])
-    data.setdefault("environment", {})
-    if not isinstance(data.get("summary"), dict):
-        data["summary"] = summarize(results)
-    return cast("ReportDocument", data)
-
-
-#: header keys that are the sidecar's own bookkeeping, not report fields
-_SIDECAR_ONLY = ("schema", "pid", SIDECAR_LINE_KIND)
-
-
-def _check_header_fields(fields: dict[str, Any], where: str) -> None:
-    """The report fields of a header or environment line (label, environment, device, scale...),
-    checked against the report schema so a wrong value is named with its line."""
-    document: dict[str, Any] = {k: v for k, v in fields.items() if k not in _SIDECAR_ONLY}
-    if not document.get("label"):  # unlabelled until the environment is known: named at assembly
-        document["label"] = "-"
-    problem = first_problem("report", {**document, "schema": SCHEMA, "results": []})
-    if problem:
-        raise ReportError(f"{where}: {problem}")
-
-
-def _check_record(entry: Any, where: str) -> None:
-    """One result line against the report schema's ``result`` (any JSON value may be on a line)."""
-    if not isinstance(entry, dict):
-        raise ReportError(f"{where}: expected a JSON object (one test's record), got {type(entry).__name__}")
-    if plainly_valid(entry):  # the common shape: no jsonschema descent
-        return
-    problem = first_problem("report", entry, definition="result")
-    if problem:
-        raise ReportError(f"{where}: {problem.removeprefix('document: ')}")
-
-
-def _running_test(entry: dict[str, Any], where: str) -> dict[str, str]:
-    """A ``running`` line: the test a serial run started (nodeid, feature, suite)."""
-    fields = {k: entry.get(k) for k in ("nodeid", "feature", "suite")}
-    for key, value in fields.items():
-        if not isinstance(value, str) or not value:
-            raise ReportError(f"{where}: {key} is {value!r:.60}, expected a non-empty string")
-    return cast("dict[str, str]", fields)
-
-
-def _check_unique(lines_of: dict[str, list[int]], where: str) -> None:
-    for nodeid, numbers in lines_of.items():
-        if len(numbers) > 1:
-            raise ReportError(
-                f"{where}: line {numbers[1]}: nodeid {nodeid!r} is also on line {numbers[0]} (one result per test)"
-            )
-
-
-def from_sidecar(text: str, where: str, ended: str | None = None) -> ReportDocument:
-    """Rebuild a report from a sidecar; a last line cut off by a kill is dropped, not an error.
-    Each line is checked on its own, so an error names the line (``FILE: line 7: ...``).
-
-    A test a serial run started (its ``running`` line) and never finished is the row of the
-    crash: ``crashed``, its reason saying how the process ended when ``ended`` says it
-    (``killed by SIGSEGV (signal 11)``: the caller waited for the process), else that it is not
-    recorded."""
-    lines = text.split("\n")
-    complete, tail = lines[:-1], lines[-1]  # tail: text after the last newline (a cut-off write)
-    if not complete:
-        raise ReportError(f"{where}: empty or truncated sidecar (no complete header line)")
-    header = _parse(complete[0], f"{where}: line 1")
-    if not isinstance(header, dict) or header.get("schema") != SIDECAR_SCHEMA:
-        got = header.get("schema") if isinstance(header, dict) else type(header).__name__
-        raise ReportError(f"{where}: line 1: schema is {got!r}, expected {SIDECAR_SCHEMA!r}")
-    _check_header_fields(header, f"{where}: line 1")
-    results = []
-    lines_of: dict[str, list[int]] = {}
-    running: dict[str, str] | None = None  # the test started last and not yet finished
-    for number, line in enumerate(complete[1:], start=2):
-        if not line.strip():
-            continue
-        entry = _parse(line, f"{where}: line {number}")
-        if isinstance(entry, dict) and entry.get(SIDECAR_LINE_KIND) == SIDECAR_RUNNING:
-            running = _running_test(entry, f"{where}: line {number}")
-        elif isinstance(entry, dict) and SIDECAR_LINE_KIND in entry:
-            if entry[SIDECAR_LINE_KIND] != SIDECAR_ENVIRONMENT:
-                raise ReportError(
-                    f"{where}: line {number}: {SIDECAR_LINE_KIND} is {entry[SIDECAR_LINE_KIND]!r:.60},"
-                    f" expected {SIDECAR_ENVIRONMENT!r} or {SIDECAR_RUNNING!r}"
-                )
-            _check_header_fields(entry, f"{where}: line {number}")
-            # detected in a child process after the run began: the header's missing fields
-            header.update({k: v for k, v in entry.items() if k != SIDECAR_LINE_KIND})
-        else:
-            _check_record(entry, f"{where}: line {number}")
-            lines_of.setdefault(entry["nodeid"], []).append(number)
-            results.append(entry)
-            if running is not None and running["nodeid"] == entry["nodeid"]:
-                running = None
-    if running is not None and running["nodeid"] not in lines_of:
-        results.append(crashed_record(running["nodeid"], running["feature"], running["suite"], ended))
-    _check_unique(lines_of, where)
-    # the header's run bookkeeping (pid) is not a report field
-    extra = {k: v for k, v in header.items() if k not in ("schema", "label", "environment", "created", "pid")}
-    # killed before the environment was known (a child detection still running) and no --rocm-label:
-    # the column still needs a name, and says why it has no environment
-    label = (
-        header.get("label") or f"unlabelled run of {header.get('created') or 'unknown time'} (environment not detected)"
-    )
-    document = assemble(label, header.get("environment", {}), results, header.get("created"), **extra)
-    document["interrupted"] = True
-    document["dropped_partial_line"] = bool(tail.strip())
-    return validate(document, where, records_checked=True)
 
 
 def load_report(path: str | Path, ended: str | None = None) -> ReportDocument:

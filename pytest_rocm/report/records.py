@@ -44,8 +44,16 @@ SIDECAR_SCHEMA = "pytest-rocm/report-sidecar/1"
 #: ``environment``: the header fields known only after the run began (detected in a child process)
 SIDECAR_LINE_KIND = "sidecar"
 SIDECAR_ENVIRONMENT = "environment"
-#: the other kind, in a serial run: the test that starts now (``nodeid``, ``feature``, ``suite``),
-#: so a process that dies during it leaves its name (``report.deaths``)
+#: in a serial run, once after collection: the tests in the order they will run (``tests``: node
+#: ids; ``marked``: node id -> its ``rocm_feature`` marker's name; ``device_ids``: the session's
+#: tokens), so a process that dies leaves the name of its test: the first one without a result
+#: (``report.deaths``). One line per run, not one per test (a line per test cost ~40 us each).
+SIDECAR_COLLECTED = "collected"
+#: the last line of a sidecar the run kept after it ended in order (its final report could not
+#: be written): the collected tests without a result never ran, none of them crashed
+SIDECAR_FINISHED = "finished"
+#: a sidecar of an earlier version names the test that starts now (``nodeid``, ``feature``,
+#: ``suite``) in a line of this kind before each test; still read
 SIDECAR_RUNNING = "running"
 #: user_properties key through which a worker hands the ``feature`` marker's name to the controller
 FEATURE_PROPERTY = "rocm_feature"

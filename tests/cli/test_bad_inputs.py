@@ -237,7 +237,11 @@ BAD_SIDECARS: list[tuple[str, bytes | str, str]] = [
     ("header-environment", sidecar_with(_set("environment", [])), "line 1: environment is [], expected object"),
     ("header-scale", sidecar_with(_set("scale", 1)), "line 1: scale is 1, expected one of"),
     ("environment-line-device", sidecar_with(_same, {"sidecar": "environment", "device": 5}), f"line {_NEXT}: device is 5, expected string or null"),
-    ("environment-line-kind", sidecar_with(_same, {"sidecar": []}), f"line {_NEXT}: sidecar is [], expected 'environment' or 'running'"),
+    ("environment-line-kind", sidecar_with(_same, {"sidecar": []}), f"line {_NEXT}: sidecar is [], expected one of 'environment', 'collected', 'finished', 'running'"),
+    ("collected-line-no-tests", sidecar_with(_same, {"sidecar": "collected"}), f"line {_NEXT}: tests is None, expected a list of non-empty strings"),
+    ("collected-line-test-number", sidecar_with(_same, {"sidecar": "collected", "tests": ["a.py::b", 5]}), f"line {_NEXT}: tests is ['a.py::b', 5], expected a list of non-empty strings"),
+    ("collected-line-marked-list", sidecar_with(_same, {"sidecar": "collected", "tests": [], "marked": []}), f"line {_NEXT}: marked is [], expected an object of non-empty strings"),
+    ("collected-line-device-ids-text", sidecar_with(_same, {"sidecar": "collected", "tests": [], "device_ids": "cpu"}), f"line {_NEXT}: device_ids is 'cpu', expected a list of non-empty strings"),
     ("running-line-no-nodeid", sidecar_with(_same, {"sidecar": "running", "feature": "a/b", "suite": "a"}), f"line {_NEXT}: nodeid is None, expected a non-empty string"),
     ("running-line-feature-number", sidecar_with(_same, {"sidecar": "running", "nodeid": "a.py::b", "feature": 5, "suite": "a"}), f"line {_NEXT}: feature is 5, expected a non-empty string"),
 ]  # fmt: skip

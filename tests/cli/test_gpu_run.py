@@ -228,7 +228,7 @@ def test_a_suite_over_its_limit_or_crashed_keeps_the_others(tmp_path: Path) -> N
     # written (marked interrupted) with test_a, finished before the limit, and the test it stopped
     assert rows["slow"]["hit_limit"] and rows["slow"]["report"] == "slow/cpu-torch2.13.0.json"
     assert rows["slow"]["interrupted"] and rows["slow"]["counts"] == {"passed": 1, "error": 1}
-    # the SIGKILL in test_b leaves test_b's "running" line: its row is crashed, not lost
+    # the SIGKILL in test_b: the first collected test without a result, its row is crashed, not lost
     assert rows["crash"]["exit"] == 2 and rows["crash"]["counts"] == {"passed": 1, "crashed": 1}
     merged = load_report(out / "report.json")
     assert merged["interrupted"] and len(merged["results"]) == 5

@@ -127,7 +127,7 @@ def test_a_second_signal_later_ends_pytest_and_its_sidecar_keeps_the_results(tmp
     assert not cancelled.pytest_alive()
     assert not (cancelled.reports / "cancelled.json").exists()
     records = [json.loads(line) for line in cancelled.sidecar.read_text().splitlines()[1:]]
-    # finished records (a "running" line also names the test that was running when it was killed)
+    # finished records (the "collected" line also names the test that was running when it was killed)
     assert [r["feature"] for r in records if "outcome" in r] == ["operators/a_quick"]
 
 

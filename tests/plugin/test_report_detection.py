@@ -240,12 +240,12 @@ def test_c_kills_the_run(): os.kill(os.getpid(), signal.SIGKILL)
     assert loaded["environment"]["torch"] == here["torch"] and loaded["device"] == "cpu"
     rows = [json.loads(line) for line in (pytester.path / "r.json.partial.jsonl").read_text().splitlines()]
 
-    def at(kind: str, test: str = "") -> int:
-        return next(i for i, r in enumerate(rows) if r.get("sidecar") == kind and r.get("nodeid", "").endswith(test))
+    def done(test: str) -> int:
+        return next(i for i, r in enumerate(rows) if "outcome" in r and r["nodeid"].endswith(test))
 
-    a_done = next(i for i, r in enumerate(rows) if "outcome" in r and r["nodeid"].endswith("test_a"))
-    # known once test_b imported torch: after test_a's record, before test_c started
-    assert a_done < at("environment") < at("running", "test_c_kills_the_run")
+    environment = next(i for i, r in enumerate(rows) if r.get("sidecar") == "environment")
+    # known once test_b imported torch: after test_a's record, before test_b's (and test_c started after it)
+    assert done("test_a") < environment < done("test_b_imports_torch")
 
 
 #: a torch of a GPU build (version.hip set) that is imported but not initialised until a test calls

@@ -134,8 +134,9 @@ def test_sigkilled_run_keeps_every_finished_result(
     lines = sidecar.read_text().splitlines()
     assert json.loads(lines[0])["schema"] == "pytest-rocm/report-sidecar/1"
     records = [json.loads(line) for line in lines[1:]]
-    # besides each finished record, a serial run notes each test as it starts ("running" lines)
+    # besides each finished record, a serial run notes its tests once, in their order (no line per test start)
     assert [r["outcome"] for r in records if "sidecar" not in r] == ["passed", "failed", "passed"]
+    assert [r["sidecar"] for r in records if "sidecar" in r] == ["collected"]
     # the table reads the killed run's sidecar; asking for the missing JSON says where it is
     assert cli.main(["table", str(sidecar), "--format", "csv"]) == 0
     out = capsys.readouterr().out

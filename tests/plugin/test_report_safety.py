@@ -86,9 +86,9 @@ def test_a_second_run_on_the_same_report_path_is_refused_naming_the_first(tmp_pa
     try:
         sidecar = tmp_path / "r.json.partial.jsonl"
         deadline = time.monotonic() + 60
-        # the header, then the slow test's "running" line: after that the first run writes nothing
-        # until its test ends, so any change to the file would be the second run's
-        while not (sidecar.exists() and '"running"' in sidecar.read_text()):
+        # the header, then the collected tests: after that the first run writes nothing until its
+        # test ends, so any change to the file would be the second run's
+        while not (sidecar.exists() and '"collected"' in sidecar.read_text()):
             assert time.monotonic() < deadline and first.poll() is None, "the first run never started its test"
             time.sleep(0.1)
         before = sidecar.read_bytes()

@@ -91,3 +91,26 @@ def test_a_usable_base_is_still_compared() -> None:
     assert slow is not None and slow.comparable and slow.factor == pytest.approx(3.0)
     assert slowdown_of("f", {"median_s": 0.001}, {"median_s": 0.001}, 1.25) is None
     assert slowdown_of("f", {"median_s": 0.001}, {"median_s": 0.0}, 1.25) is None  # faster, not slower
+
+
+def test_the_tables_one_pass_over_parity_figures_agrees_with_each_view() -> None:
+    # table.parity_figures reads each record once; diff's growth reads report.growth.parity_errors:
+    # the two must name the same worst errors (NaN the worst, names and dtypes apart), or the
+    # table would mark a growth the gate does not see
+    from pytest_rocm.report.growth import parity_errors
+    from pytest_rocm.report.table import parity_figures
+
+    parity = [
+        {"dtype": "float16", "normwise": 1e-3, "normwise_tol": 2e-3, "rtol": 1e-3},
+        {"dtype": "float16", "normwise": "nan", "rtol": 1e-3},
+        {"dtype": "float16", "name": "grad", "max_rel": 5e-2, "rtol": 1e-2},
+        {"dtype": "bfloat16", "max_rel": 4e-2, "rtol": 1.6e-2},
+        {"dtype": "bfloat16", "max_rel": 1e-2, "normwise_tol": 9.0},  # not normwise: its rtol (none) counts
+        {"dtype": "float32", "max_abs": 1.0},  # no figure the table reads
+        "not a record",
+    ]
+    errors, tolerances, named = parity_figures(parity)  # type: ignore[arg-type]
+    assert named == parity_errors(parity)
+    assert errors.keys() == {"float16", "bfloat16"} and math.isnan(errors["float16"]) and errors["bfloat16"] == 4e-2
+    assert tolerances == {"float16": ("rtol", 1e-3), "bfloat16": ("rtol", 1.6e-2)}
+    assert math.isnan(named[("float16", None)]) and named[("float16", "grad")] == 5e-2

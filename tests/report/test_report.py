@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -329,29 +330,68 @@ def test_a_sidecar_line_of_an_unknown_kind_is_one_error(tmp_path: Path) -> None:
     sidecar = files.Sidecar(path, {"label": "L"})
     sidecar.append({"sidecar": "gossip"})  # type: ignore[typeddict-item]
     sidecar.close()
-    with pytest.raises(ReportError, match=r"line 2: sidecar is 'gossip', expected 'environment' or 'running'"):
+    with pytest.raises(
+        ReportError,
+        match=r"line 2: sidecar is 'gossip', expected one of 'environment', 'collected', 'finished', 'running'",
+    ):
         report_load.load_report(path)
 
 
-def test_a_test_started_and_never_finished_is_the_crashed_row(tmp_path: Path) -> None:
+def test_the_first_collected_test_without_a_result_is_the_crashed_row(tmp_path: Path) -> None:
     path = tmp_path / "r.json.partial.jsonl"
     sidecar = files.Sidecar(path, {"label": "L"})
-    sidecar.append_running("a.py::first", "a/first", "a")
+    tests = ["a.py::first", "a.py::second", "b.py::third[cuda:0]"]
+    sidecar.append_collected(tests, {"a.py::second": "marked/second"}, ("cuda",))
     sidecar.append({"nodeid": "a.py::first", "feature": "a/first", "outcome": "passed"})
-    sidecar.append_running("a.py::second", "marked/second", "a")  # the process died in it
-    sidecar.close()
+    sidecar.close()  # the process died in a.py::second
     loaded = report_load.load_report(path)
     assert [(r["nodeid"], r["feature"], r["outcome"]) for r in loaded["results"]] == [
         ("a.py::first", "a/first", "passed"),
-        ("a.py::second", "marked/second", "crashed"),
+        ("a.py::second", "marked/second", "crashed"),  # its marker's name, as its record would have it
     ]
     assert loaded["summary"]["crashed"] == 1
     told = report_load.load_report(path, ended="killed by SIGABRT (signal 6)")
     assert told["results"][1]["reason"] == "the run's process died while this test ran: killed by SIGABRT (signal 6)"
-    # a finished run's sidecar: every started test has its result, no crash is invented
+
+    def add(line: dict[str, Any]) -> None:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+
+    add({"nodeid": "a.py::second", "feature": "marked/second", "outcome": "failed"})
+    # the next one in the run's order, its row made with the session's device tokens
+    assert report_load.load_report(path)["results"][2]["feature"] == "b/third[device]"
+    add({"nodeid": "b.py::third[cuda:0]", "feature": "b/third[device]", "outcome": "passed"})
+    # a sidecar with every collected test's result: no crash is invented
+    assert [r["outcome"] for r in report_load.load_report(path)["results"]] == ["passed", "failed", "passed"]
+
+
+def test_a_run_that_ended_in_order_has_no_crashed_row(tmp_path: Path) -> None:
+    # -x stopped the run and its report could not be written: the tests after the stop never ran
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"label": "L"})
+    sidecar.append_collected(["a.py::first", "a.py::second"], {}, ())
+    sidecar.append({"nodeid": "a.py::first", "feature": "a/first", "outcome": "failed"})
+    sidecar.append_finished()
+    sidecar.close()
+    assert [r["outcome"] for r in report_load.load_report(path)["results"]] == ["failed"]
+
+
+def test_an_earlier_versions_running_line_still_names_the_crashed_row(tmp_path: Path) -> None:
+    path = tmp_path / "r.json.partial.jsonl"
+    sidecar = files.Sidecar(path, {"label": "L"})
+    sidecar.close()
+    lines = [
+        {"sidecar": "running", "nodeid": "a.py::first", "feature": "a/first", "suite": "a"},
+        {"nodeid": "a.py::first", "feature": "a/first", "outcome": "passed"},
+        {"sidecar": "running", "nodeid": "a.py::second", "feature": "marked/second", "suite": "a"},
+    ]
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"nodeid": "a.py::second", "feature": "marked/second", "outcome": "failed"}) + "\n")
-    assert [r["outcome"] for r in report_load.load_report(path)["results"]] == ["passed", "failed"]
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+    loaded = report_load.load_report(path)
+    assert [(r["feature"], r["outcome"]) for r in loaded["results"]] == [
+        ("a/first", "passed"),
+        ("marked/second", "crashed"),
+    ]
 
 
 def test_a_crashed_row_says_how_the_worker_ended() -> None:
