@@ -7,10 +7,24 @@ module that breaks something on purpose, and look at the rows of the report it w
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+
+def load_suite_module(suite: Path, name: str, prefix: str = "libsuite") -> ModuleType:
+    """A suite's helper module (``suites/libraries/_library_support.py``) imported by file, as
+    ``{prefix}_{name}``: the suites are no package, and their own names would clash across them."""
+    spec = importlib.util.spec_from_file_location(f"{prefix}_{name}", suite / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def plugin_arguments(pytester: pytest.Pytester, source: str | None, prefix: str) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from suite_runs import load_suite_module
 
 torch = pytest.importorskip("torch")
 
@@ -18,12 +19,7 @@ SUITE = Path(__file__).resolve().parents[2] / "suites" / "libraries"
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"libsuite_{name}", SUITE / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_suite_module(SUITE, name)
 
 
 support = _load("_library_support")

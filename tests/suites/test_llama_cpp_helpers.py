@@ -1,17 +1,16 @@
 """The llama.cpp row's pure parts (suites/libraries/_llama_cpp.py): the GGUF writer reads back as
 written (and quantises where it says), the NMSE metric and its tolerance, llama.cpp's load log
-(real recorded logs, tests/data/llama_cpp), The gguf package is in the suites
+(real recorded logs, tests/data/llama_cpp). The gguf package is in the suites
 extra, so these run on CI too, where llama-cpp-python is absent."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from suite_runs import load_suite_module
 
 pytest.importorskip("gguf")
 
@@ -20,12 +19,7 @@ LOGS = Path(__file__).resolve().parents[1] / "data" / "llama_cpp"
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"libsuite_{name}", SUITE / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_suite_module(SUITE, name)
 
 
 L = _load("_llama_cpp")

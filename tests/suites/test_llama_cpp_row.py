@@ -35,16 +35,15 @@ needs_llama_cpp = pytest.mark.skipif(
     not HAVE_LLAMA_CPP, reason="llama-cpp-python is not installed here (CI: not built)"
 )
 
-#: llama-cpp-python absent for the inner run: ``import llama_cpp`` raises ModuleNotFoundError
-HIDE_LLAMA_CPP = """
-import sys
-
-_saved = {}
+#: a plugin's hooks that put ``{replacement}`` in ``sys.modules["llama_cpp"]`` for the inner run
+#: (None: ``import llama_cpp`` raises ModuleNotFoundError) and put the outer run's back after it
+SWAP_LLAMA_CPP = """
+_saved = {{}}
 
 
 def pytest_configure(config):
     _saved["llama_cpp"] = sys.modules.get("llama_cpp")
-    sys.modules["llama_cpp"] = None
+    sys.modules["llama_cpp"] = {replacement}
 
 
 def pytest_unconfigure(config):
@@ -53,6 +52,9 @@ def pytest_unconfigure(config):
     else:
         sys.modules["llama_cpp"] = _saved["llama_cpp"]
 """
+
+#: llama-cpp-python absent for the inner run
+HIDE_LLAMA_CPP = "import sys\n" + SWAP_LLAMA_CPP.format(replacement="None")
 
 #: the device side loads blk.0's matrices with Gaussian noise of 10% of each one's RMS (a kernel
 #: reading one layer's weights wrong); the reference side keeps the true weights. Measured NMSE
@@ -174,20 +176,7 @@ class Llama:
 
 
 fake.Llama = Llama
-_saved = {}
-
-
-def pytest_configure(config):
-    _saved["llama_cpp"] = sys.modules.get("llama_cpp")
-    sys.modules["llama_cpp"] = fake
-
-
-def pytest_unconfigure(config):
-    if _saved["llama_cpp"] is None:
-        sys.modules.pop("llama_cpp", None)
-    else:
-        sys.modules["llama_cpp"] = _saved["llama_cpp"]
-"""
+""" + SWAP_LLAMA_CPP.format(replacement="fake")
 
 
 @pytest.mark.parametrize(
