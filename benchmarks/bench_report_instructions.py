@@ -64,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < small < large:
         parser.error(f"--tests {args.tests!r}: expected two different sizes above 0")
     env_option = f"--rocm-env={Path(args.env).resolve()}"
+    # for every run, the warm-up's too: one hash seed (a random one changes dict and set orders, and
+    # with them the code paths pytest takes, by more than the report costs: 198k and 270k per test
+    # were counted for the same code), and bytecode caches (the warm-up writes them, so no counted
+    # run compiles what another did not)
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     counted: dict[tuple[int, bool], int] = {}
     cpu_per_instruction = 0.0
     for tests in (small, large):
