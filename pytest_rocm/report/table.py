@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.fleet import tool_version_note
-from pytest_rocm.report.growth import merge_worst
-from pytest_rocm.report.load import ReportError, metric, worse
+from pytest_rocm.report.growth import at_least, merge_worst, parity_figures
+from pytest_rocm.report.load import ReportError
 from pytest_rocm.report.oneline import worst_failing
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
@@ -158,48 +157,10 @@ def worst_errors(parity: Sequence[ParityRecord]) -> dict[str, float]:
     return parity_figures(parity)[0]
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _at_least(value: float, worst: float) -> bool:
-    """Whether ``value`` is as bad as ``worst`` or worse, NaN the worst of all (``>=`` is false
-    for any NaN, so a NaN that came second would keep the tolerance of a finite error)."""
-    return math.isnan(value) or (not math.isnan(worst) and value >= worst)
-
-
 def worst_tolerances(parity: Sequence[ParityRecord]) -> dict[str, tuple[str, float]]:
     """Per dtype the tolerance of the worst record: ("tol", ``normwise_tol``) when its figure is
     normwise and the bound was recorded, else ("rtol", its elementwise ``rtol``)."""
     return parity_figures(parity)[1]
-
-
-def parity_figures(
-    parity: Sequence[ParityRecord],
-) -> tuple[dict[str, float], dict[str, tuple[str, float]], dict[tuple[str, str | None], float]]:
-    """(:func:`worst_errors`, :func:`worst_tolerances`, ``report.growth.parity_errors``) of one
-    result's records in one pass: each record's figure is read once, not once per view (three
-    reads of it were a sixth of building a 20,000-cell table)."""
-    errors: dict[str, float] = {}
-    tolerances: dict[str, tuple[str, float]] = {}
-    judged: dict[str, float] = {}  # per dtype the figure its tolerance came with
-    named: dict[tuple[str, str | None], float] = {}
-    for record in parity:
-        value = metric(record) if isinstance(record, dict) else None
-        if value is None:
-            continue
-        dtype = str(record.get("dtype", "?"))
-        # the first figure of a key is its worst so far (most results have one record per dtype)
-        errors[dtype] = worse(errors[dtype], value) if dtype in errors else value
-        key = (dtype, record.get("name"))
-        named[key] = worse(named[key], value) if key in named else value
-        normwise_tol = _number(record.get("normwise_tol")) if record.get("normwise") is not None else None
-        rtol = _number(record.get("rtol"))
-        # a normwise_tol of 0 is no bound (exact comparisons, figures the check did not judge normwise)
-        tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol) if rtol is not None else None
-        if tol is not None and (dtype not in judged or _at_least(value, judged[dtype])):
-            tolerances[dtype], judged[dtype] = tol, value
-    return errors, tolerances, named
 
 
 def bad_counts(parity: Sequence[ParityRecord]) -> dict[str, tuple[int, int]]:
@@ -234,7 +195,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         cell.failing = worst_failing([r for r in (cell.failing, new.failing) if r is not None])
     merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
-        if _at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
+        if at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):
             cell.tolerances[dtype] = tol
     cell.perf = cell.perf or new.perf
     for dtype, (n_bad, n) in new.bad.items():
