@@ -253,14 +253,13 @@ def scan(target: Target, rules: Iterable[Rule] = RULES) -> ScanResult:
     for member in target.members:
         result.files += 1
         result.kinds[member.kind or "other"] += 1
+        result.ggml.observe_path(member.path)  # a GGML tree's layout counts, read or not
         if member.kind is None:
-            result.ggml.observe_path(member.path)
             result.not_read += 1
             if len(result.not_read_examples) < KEEP_NOT_READ:
                 result.not_read_examples.append(member.path)
             continue
         inner = member.path.rsplit("!", 1)[-1]
-        result.ggml.observe_path(member.path)
         if member.kind == BINARY:
             scanner.binaries.add(member.path)  # its path findings are grouped with its ELF ones
         for rule in scanner.index.by_subject(PATH, member.kind):
