@@ -85,7 +85,6 @@ def run_supervised(command: list[str]) -> Supervised:
     pytest runs in its own session so a terminal's Ctrl-C reaches it once, through here (twice
     would cut its report short); the status is the signal's (128 + N) when one came, and the
     signal is named so the caller can say it."""
-    child = subprocess.Popen(dying_with_this_process(command), start_new_session=True)
     received: list[tuple[int, float]] = []  # (signal, when): the handler only records
 
     def record(signum: int, _frame: FrameType | None) -> None:
@@ -93,9 +92,14 @@ def run_supervised(command: list[str]) -> Supervised:
         if not received or now - received[0][1] >= SAME_STOP_S:  # else the first one again
             received.append((signum, now))
 
+    # Caught before pytest starts, not after: exec resets a caught signal to its default but keeps
+    # an ignored one ignored, and this command may itself start with SIGINT ignored (`cmd &` in a
+    # script: a shell without job control ignores it for background jobs; a parent that ignores
+    # Ctrl-C). A pytest started so never sees the forwarded stop: killed at the grace, no report.
     previous = {sig: signal.signal(sig, record) for sig in (signal.SIGTERM, signal.SIGINT)}
     forwarded = 0
     try:
+        child = subprocess.Popen(dying_with_this_process(command), start_new_session=True)
         # Polled, not one blocking wait: a wait interrupted by a signal resumes where it was
         # (PEP 475), so the grace period and a second signal would otherwise never be acted on.
         while True:

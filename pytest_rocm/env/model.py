@@ -156,10 +156,10 @@ class Environment:
             raise EnvironmentFileError(f"{source}: expected a JSON object, got {type(data).__name__}")
         schema = data.get("schema")
         if schema != SCHEMA:
-            raise EnvironmentFileError(f"{source}: schema is {schema!r}, expected {SCHEMA!r}")
+            raise EnvironmentFileError(f"{source}: schema is {schema!r:.60}, expected {SCHEMA!r}")
         backend = data.get("backend", "cpu")
         if backend not in BACKENDS:
-            raise EnvironmentFileError(f"{source}: backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
+            raise EnvironmentFileError(f"{source}: backend is {backend!r:.60}, expected one of {', '.join(BACKENDS)}")
         if check:
             check_values(data, source)
         devices = [
@@ -209,7 +209,7 @@ def check_values(data: dict[str, Any], source: str) -> None:
         twice = duplicates(item.get(key) for item in items)
         if twice is not None:
             raise EnvironmentFileError(
-                f"{source}: {where}: two entries have {key} {twice!r} (each {key} must be unique)"
+                f"{source}: {where}: two entries have {key} {twice!r:.60} (each {key} must be unique)"
             )
 
 

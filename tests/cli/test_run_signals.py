@@ -27,10 +27,18 @@ def pytest_sessionfinish():
 """
 
 
+# what a shell without job control does to a background job (`rocm-compat run &` in a CI script)
+# before it starts the command: SIGINT ignored, which exec keeps
+IGNORING_SIGINT = [
+    sys.executable, "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])",
+]  # fmt: skip
+
+
 class CancelledRun:
     """``rocm-compat run`` on a suite of a quick test and a slow one, up to its first result."""
 
-    def __init__(self, tmp_path: Path, conftest: str = "") -> None:
+    def __init__(self, tmp_path: Path, conftest: str = "", launcher: list[str] | None = None) -> None:
         suite = tmp_path / "suites" / "operators"
         suite.mkdir(parents=True)
         (suite / "test_slow.py").write_text(
@@ -41,7 +49,7 @@ class CancelledRun:
         self.reports = tmp_path / "reports"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_ROCM_SYSROOT": str(tmp_path)}  # no GPU to find
         self.run = subprocess.Popen(
-            [sys.executable, "-m", "pytest_rocm.cli", "run", "--suites", str(tmp_path / "suites"), "--reports-dir",
+            [*(launcher or []), sys.executable, "-m", "pytest_rocm.cli", "run", "--suites", str(tmp_path / "suites"), "--reports-dir",
              str(self.reports), "--label", "cancelled", "-n", "0", "-p", "no:randomly", CPU_ENV],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
@@ -96,6 +104,14 @@ def test_a_signal_reaches_pytest_and_the_finished_results_are_written(tmp_path: 
     cancelled = CancelledRun(tmp_path)
     cancelled.run.send_signal(sig)
     cancelled.assert_report_written(cancelled.finish(), sig)
+
+
+def test_a_run_started_with_ctrl_c_ignored_still_stops_its_pytest(tmp_path: Path) -> None:
+    # an ignored SIGINT outlives exec: had pytest inherited it, the forwarded stop would never
+    # reach it, and it would be killed at the grace with its report unwritten
+    cancelled = CancelledRun(tmp_path, launcher=IGNORING_SIGINT)
+    cancelled.run.send_signal(signal.SIGTERM)
+    cancelled.assert_report_written(cancelled.finish(), signal.SIGTERM)
 
 
 def test_one_stop_delivered_twice_is_one_stop(tmp_path: Path) -> None:

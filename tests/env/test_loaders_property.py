@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -107,6 +108,15 @@ def test_random_json_to_the_environment_loader(document: Any) -> None:
 @FAST
 @given(mutated(ENV))
 def test_mutated_environment(document: Any) -> None:
+    check_environment(document)
+
+
+@pytest.mark.parametrize("field", ["schema", "backend"])
+def test_a_huge_wrong_value_is_cut_short_in_the_error(field: str) -> None:
+    # what hypothesis drew once (not every run): a nested value whose repr ran to thousands of
+    # characters, all of it in the one-line error
+    document = copy.deepcopy(ENV)
+    document[field] = [{"k" * 50: ["v" * 50] * 20}] * 20
     check_environment(document)
 
 
