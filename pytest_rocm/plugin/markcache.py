@@ -21,6 +21,8 @@ from pytest_rocm.plugin.markspec import Parsed
 #: parsed plugin marks of an item, with the count of its own markers when they were parsed
 _CACHE = pytest.StashKey[tuple[int, list[Parsed]]]()
 NO_MARKS: list[Parsed] = []  # shared, never mutated
+#: the cache entry of an item without plugin markers, per count of its own markers (shared)
+_NONE_SEEN: dict[int, tuple[int, list[Parsed]]] = {}
 #: {name as written: canonical name} of the markers this session's plugin acts on
 _ACTIVE = pytest.StashKey[dict[str, str]]()
 #: before set_active: the canonical names only (a bare item, a plugin configured elsewhere)
@@ -72,8 +74,13 @@ def item_marks(item: pytest.Item) -> list[Parsed]:
             return parsed
     found = _mark_objects(item)
     if not found:
-        # Most tests of a big suite: cache nothing. Two objects per item kept alive for the whole
-        # session made every garbage collection slower (measurable on a 5,000-test run).
+        # Most tests of a big suite: "none" is cached too (the report's tagger and the setup hook
+        # read it again), as a pair shared by every item with as many markers: two objects per item
+        # kept alive for the whole session made every garbage collection slower (5,000 tests).
+        none = _NONE_SEEN.get(count)
+        if none is None:
+            none = _NONE_SEEN[count] = (count, NO_MARKS)
+        stash[_CACHE] = none
         return NO_MARKS
     parsed = [parse_mark(m.name, m.args, dict(m.kwargs)) for m in found]
     stash[_CACHE] = (count, parsed)

@@ -28,6 +28,7 @@ from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder
 from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, fleet, records
+from pytest_rocm.report.encoded import EncodedResults
 
 #: pytest's exit status when the tests ran but the report could not be written (a full disk):
 #: distinct from pytest's own 0-5, so CI tells "tests failed" from "no report"
@@ -65,6 +66,7 @@ class FeatureTagger:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        parents_timeout: dict[int, pytest.Mark | None] = {}  # the tests of one class or module share it
         for item in items:
             try:
                 feature = feature_of(item)  # the parsed-marker cache: validated, parsed once
@@ -72,14 +74,33 @@ class FeatureTagger:
                 continue  # the core plugin's collection hook reports it and drops the test
             if feature:
                 item.user_properties.append((records.FEATURE_PROPERTY, feature))
-            seconds = _marker_timeout(item)
+            seconds = _marker_timeout(item, parents_timeout)
             if seconds:
                 item.user_properties.append((records.TIMEOUT_PROPERTY, seconds))
 
 
-def _marker_timeout(item: pytest.Item) -> float | None:
+def _closest_timeout(item: pytest.Item, of_parents: dict[int, pytest.Mark | None]) -> pytest.Mark | None:
+    """``item.get_closest_marker("timeout")``, the parents' answer remembered per parent (by id: the
+    nodes live through the loop): a walk of the node chain per test was most of the tagger's cost."""
+    for mark in item.own_markers:
+        if mark.name == "timeout":
+            return mark
+    parent = item.parent
+    key = id(parent)
+    if key in of_parents:
+        return of_parents[key]
+    found = None
+    node = parent
+    while node is not None and found is None:
+        found = next((mark for mark in node.own_markers if mark.name == "timeout"), None)
+        node = node.parent
+    of_parents[key] = found
+    return found
+
+
+def _marker_timeout(item: pytest.Item, of_parents: dict[int, pytest.Mark | None]) -> float | None:
     """pytest-timeout's ``@pytest.mark.timeout(S)`` / ``timeout(timeout=S)`` on this test."""
-    marker = item.get_closest_marker("timeout")
+    marker = _closest_timeout(item, of_parents)
     if marker is None:
         return None
     value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
@@ -115,7 +136,8 @@ class ReportWriter:
             raise pytest.UsageError(f"{where}: {exc}") from None
         self.pending: dict[str, list[Any]] = {}
         self.started: dict[str, float] = {}
-        self.results: list[records.ResultRecord] = []
+        #: the results, each kept as its JSON line (encoded once: the sidecar's and the report's)
+        self.results = EncodedResults()
         #: the column label: --rocm-label, else (once the environment is known) the default
         self.label = settings.label or ""
         self.host_label = settings.host_label
@@ -255,9 +277,9 @@ class ReportWriter:
     def _record(self, record: records.ResultRecord) -> None:
         self._claim()
         self._settle_sidecar(wait=False)
-        self.results.append(record)
+        line = self.results.add(record)
         if self.sidecar is not None:
-            self.sidecar.append(record)
+            self.sidecar.append_line(line)
             self._warn_sidecar()
 
     def _warn_sidecar(self) -> None:
@@ -295,17 +317,19 @@ class ReportWriter:
         never_run = self._never_run()
         if never_run:
             why = _why_stopped(session, exitstatus)
-            self.results.extend(records.not_run_record(nodeid, why, self.device_tokens) for nodeid in never_run)
+            for nodeid in never_run:
+                self.results.add(records.not_run_record(nodeid, why, self.device_tokens))
             extra["interrupted"] = True
             extra["interrupted_reason"] = why
         if self._keeps_earlier_report():
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (in a child if torch was never imported)
         extra.update(device=self.device, scale=self.scale, machine=self.machine, **self._tool(), **self._selection())
-        document = records.assemble(self.label, self.environment, self.results, self.created, **extra)
+        summary = self.results.summary()
+        document = records.assemble(self.label, self.environment, [], self.created, summary, **extra)
         self._warn_sidecar()
         try:  # a full disk may have room again by now: tried twice
-            files.write_json(self.path, document, attempts=2)
+            files.write_json(self.path, document, attempts=2, lines=self.results.lines)
         except OSError as exc:
             kept = "" if self.sidecar is None or self.sidecar.problem else f"; {self.sidecar.path} has them all"
             self.unwritten = (
@@ -335,7 +359,7 @@ class ReportWriter:
         --collect-only, where no test was meant to run."""
         if self.collect_only:
             return []
-        done = {record["nodeid"] for record in self.results}
+        done = self.results.nodeids
         return [nodeid for nodeid in self.collected if nodeid not in done]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -345,15 +369,15 @@ class ReportWriter:
         if self.kept:
             terminalreporter.write_line(f"rocm report ({self.label}): {self.kept}")
             return
-        summary = records.summarize(self.results)
+        summary = self.results.summary()
         counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
         terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
-        flags = [r["accelerator"] for r in self.results if "accelerator" in r]
-        if self.device and self.device != "cpu" and flags:
-            line = f"rocm report: {sum(flags)} of {len(flags)} tests used the GPU ({self.device})"
-            if not any(flags):
+        used, probed = self.results.used_accelerator, self.results.probed
+        if self.device and self.device != "cpu" and probed:
+            line = f"rocm report: {used} of {probed} tests used the GPU ({self.device})"
+            if not used:
                 line += ": warning: none did, the suite chose its own device (CPU?); the column is not a GPU result"
-            terminalreporter.write_line(line, yellow=not any(flags))
+            terminalreporter.write_line(line, yellow=not used)
 
 
 def _marked(items: list[pytest.Item]) -> dict[str, str]:

@@ -35,7 +35,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -131,21 +131,28 @@ def write_text_atomic(path: str | Path, text: str, make_folders: bool = False) -
 _RESULTS_HERE = json.dumps("\x00results\x00")
 
 
-def report_text(document: ReportDocument) -> str:
+def report_text(document: ReportDocument, lines: Iterable[str] | None = None) -> str:
     """The report's JSON: the envelope indented, each result on a line of its own. One line per
     record is as readable in a diff and several times cheaper to write: an indented dump of every
     record takes Python's pure-Python encoder, one line per record the C one (two 10,000-row
-    reports are written at the end of two runs, and read by ``table``)."""
-    results = document["results"]
+    reports are written at the end of two runs, and read by ``table``).
+
+    ``lines``: the results already encoded (:func:`encode_line`, as the plugin keeps them:
+    ``report.encoded``), written in place of ``document["results"]``."""
+    if lines is None:
+        lines = map(encode_line, document["results"])
     envelope = json.dumps({**document, "results": "\x00results\x00"}, indent=1, allow_nan=False)
-    rows = ",\n  ".join(map(encode_line, results))
+    rows = ",\n  ".join(lines)
     return envelope.replace(_RESULTS_HERE, f"[\n  {rows}\n ]" if rows else "[]", 1) + "\n"
 
 
-def write_json(path: Path, document: ReportDocument, attempts: int = 1, pause_s: float = 1.0) -> None:
-    """The final report (:func:`report_text`), atomically (``write_text_atomic``); a failed write (a
-    full disk) is tried again ``attempts - 1`` times, ``pause_s`` apart, then its OSError raised."""
-    text = report_text(document)
+def write_json(
+    path: Path, document: ReportDocument, attempts: int = 1, pause_s: float = 1.0, lines: Iterable[str] | None = None
+) -> None:
+    """The final report (:func:`report_text`, ``lines`` as there), atomically (``write_text_atomic``);
+    a failed write (a full disk) is tried again ``attempts - 1`` times, ``pause_s`` apart, then its
+    OSError raised."""
+    text = report_text(document, lines)
     for attempt in range(1, attempts + 1):
         try:
             write_text_atomic(path, text, make_folders=True)
@@ -352,6 +359,10 @@ class Sidecar:
 
     def append(self, record: ResultRecord) -> None:
         self._write(record)
+
+    def append_line(self, line: str) -> None:
+        """A record already encoded (:func:`encode_line`): the writer encodes each record once."""
+        self._write_line(line)
 
     def append_environment(self, fields: Mapping[str, Any]) -> None:
         """The header fields known only after the run began (environment, device, label, scale:

@@ -260,3 +260,52 @@ def test_the_report_plugins_are_unregistered_at_the_end(pytester) -> None:
     config._ensure_unconfigure()
     for name in ("rocm-report-writer", "rocm-report-features", "rocm-report-accelerator"):
         assert config.pluginmanager.get_plugin(name) is None, name
+
+
+TIMEOUT_MARKS = """
+import pytest
+
+pytestmark = pytest.mark.timeout(30)
+
+def test_module_mark(): pass
+
+@pytest.mark.timeout(5)
+def test_own_mark(): pass
+
+@pytest.mark.parametrize("x", [1, pytest.param(2, marks=pytest.mark.timeout(7))])
+def test_param_mark(x): pass
+
+@pytest.mark.timeout(timeout=12)
+class TestClassMark:
+    def test_inherits(self): pass
+
+    @pytest.mark.timeout(3)
+    def test_overrides(self): pass
+
+    class TestNested:
+        def test_deep(self): pass
+"""
+
+
+def test_the_tagger_finds_each_tests_closest_timeout_marker_as_pytest_does(pytester: pytest.Pytester) -> None:
+    # the tagger remembers the parents' answer per parent node: it must give what
+    # item.get_closest_marker gives, for every test and in any order of the items
+    from pytest_rocm.plugin.report import _closest_timeout
+
+    pytester.makepyfile(test_one=TIMEOUT_MARKS, test_two="def test_unmarked(): pass\n")
+    items = pytester.getitems(pytester.path)
+    for order in (items, list(reversed(items))):
+        shared: dict[int, pytest.Mark | None] = {}
+        found = {item.nodeid: _closest_timeout(item, shared) for item in order}
+        assert found == {item.nodeid: item.get_closest_marker("timeout") for item in items}
+    seconds = {item.name: _closest_timeout(item, {}) for item in items}
+    assert {name: mark.args or mark.kwargs for name, mark in seconds.items() if mark} == {
+        "test_module_mark": (30,),
+        "test_own_mark": (5,),
+        "test_param_mark[1]": (30,),
+        "test_param_mark[2]": (7,),
+        "test_inherits": {"timeout": 12},
+        "test_overrides": (3,),
+        "test_deep": {"timeout": 12},
+    }
+    assert seconds["test_unmarked"] is None
