@@ -41,30 +41,25 @@ def used(before: int | None, after: int | None) -> bool:
 
 class AcceleratorProbe:
     """Hands each test's ``rocm_accelerator`` (True/False) to the report through user_properties
-    (set before the teardown report is made, so xdist workers carry it to the controller); a test
-    whose setup did not pass (skipped, errored) never ran its body and gets none.
+    (set before the teardown report is made, so xdist workers carry it to the controller). A test
+    whose setup did not pass (skipped, errored) never ran its body: ``records.build_record`` keeps
+    the answer only for a test with a call phase, so the probe needs no hook on the call.
 
-    Plain hooks only, and the count kept on the probe, not on the item: a process runs one test at
-    a time (setup, call, teardown, then the next test's setup), and a wrapper's generator or a stash
-    entry per test is most of what a probe costs a trivial test (benchmarks/bench_report_instructions.py).
+    Two plain hooks, and the count kept on the probe, not on the item: a process runs one test at
+    a time (setup, call, teardown, then the next test's setup), and a wrapper's generator, a stash
+    entry or a third hook per test is most of what a probe costs a trivial test
+    (benchmarks/bench_report_instructions.py).
     """
 
     def __init__(self) -> None:
-        #: the count before the running test's setup, and whether its body started
+        #: the count before the running test's setup
         self.before: int | None = None
-        self.called = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self) -> None:
         self.before = allocations()
-        self.called = False
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_call(self) -> None:
-        self.called = True
 
     @pytest.hookimpl(tryfirst=True)  # before the fixtures' teardown: read after the body, as it ended
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        if self.called:  # a failed test used the accelerator or not all the same
-            self.called = False
-            item.user_properties.append((ACCELERATOR_PROPERTY, used(self.before, allocations())))
+        # a failed test used the accelerator or not all the same
+        item.user_properties.append((ACCELERATOR_PROPERTY, used(self.before, allocations())))

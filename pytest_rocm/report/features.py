@@ -123,12 +123,6 @@ def _variant(params: str, tokens: tuple[str, ...]) -> str | None:
     return max((t for t in tokens if re.fullmatch(re.escape(t) + ":?[0-9]*", text)), key=len)
 
 
-def _params(last: str) -> tuple[str, str]:
-    if "[" in last and last.endswith("]"):
-        return last[: last.index("[")], last[last.index("[") :]
-    return last, ""
-
-
 def feature_of(
     nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
 ) -> str:
@@ -149,35 +143,42 @@ def row_facts(
     nodeid: str, marker_name: str | None = None, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS
 ) -> tuple[str, str, str | None]:
     """(:func:`feature_of`, :func:`suite_of`, :func:`device_variant_of`) of a node id, splitting it
-    once: the report's per-test call. Remembered for the last few node ids: a serial run asks twice
-    per test (its ``running`` line, then its record), and each call costs more than it seems (the
-    code runs cache-cold between two tests)."""
-    if isinstance(device_tokens, tuple):
-        return _recent_facts(nodeid, marker_name, device_tokens)
-    return _facts(nodeid, marker_name, tuple(device_tokens))
-
-
-def _facts(nodeid: str, marker_name: str | None, device_tokens: tuple[str, ...]) -> tuple[str, str, str | None]:
-    folders, module, names = _split(nodeid)
-    suite = _suite(folders, module)
+    once: the report's per-test call. What depends on the module alone (its folders, section,
+    whether it is bundled, a foreign row's prefix) is worked out once per module: the per-test
+    part is the names after it (this runs once per test, cache-cold: the report's per-test cost)."""
+    tokens = device_tokens if isinstance(device_tokens, tuple) else tuple(device_tokens)
+    path, _, rest = nodeid.partition("::")
+    suite, bundled, prefix, stem = _module_facts(path)
     if marker_name:
         return marker_name, suite, None
-    bundled = _is_bundled(folders)
-    variant = None if bundled or not names else _variant(_params(names[-1])[1], device_tokens)
-    names = names or [_stem(module)]
-    last, params = _params(names[-1])
-    if not bundled:
-        params = normalise_params(params, device_tokens)
-    if folders and not bundled:
-        joined = "/".join([*folders, module.removesuffix(".py")]) + "::" + "::".join([*names[:-1], last + params])
-        return joined, suite, variant
+    names = rest.split("::") if rest else [stem]
+    last = names[-1]
+    params = ""
+    if last.endswith("]"):
+        bracket = last.find("[")
+        if bracket >= 0:
+            last, params = last[:bracket], last[bracket:]
+    variant = None
+    if params and not bundled:
+        if rest:
+            variant = _variant(params, tokens)
+        params = normalise_params(params, tokens)
+    if prefix is not None:
+        return prefix + "::" + "::".join([*names[:-1], last + params]), suite, variant
     scope = [n.removeprefix("Test") or n for n in names[:-1]]
     name = ".".join([*scope, last.removeprefix("test_")])
     return f"{suite}/{name}{params}", suite, variant
 
 
-#: row_facts of the last few tests (immutable results, so sharing them is safe)
-_recent_facts = lru_cache(maxsize=32)(_facts)
+@lru_cache(maxsize=1024)
+def _module_facts(path: str) -> tuple[str, bool, str | None, str]:
+    """(section, bundled, the row prefix of a foreign module in a folder or None, the module's
+    stem) of a node id's path part: the same for every test of a module."""
+    parts = path.split("/")
+    folders, module = parts[:-1], parts[-1]
+    bundled = _is_bundled(folders)
+    prefix = "/".join([*folders, module.removesuffix(".py")]) if folders and not bundled else None
+    return _suite(folders, module), bundled, prefix, _stem(module)
 
 
 def row_detail(info: dict[str, Any]) -> tuple[str, int] | None:

@@ -131,16 +131,17 @@ class ReportDocument(_DocumentKeys, total=False):
 
 
 # -- records ------------------------------------------------------------------------------------
-def _properties(phases: Sequence[Any]) -> list[tuple[str, Any]]:
-    # In-process all phases share item.user_properties; under xdist each phase carries a copy
-    # taken when it ended. Properties only grow, so the longest list has them all.
-    # (No copies: this runs once per test, and every container it makes is garbage-collector work.)
+def _properties(phases: Sequence[Any]) -> Sequence[Any]:
+    """The test's user_properties: in-process all phases share item.user_properties; under xdist
+    each phase carries a copy taken when it ended. Properties only grow, so the longest list has
+    them all. (No copies: this runs once per test, and every container it makes is garbage-collector
+    work; the caller skips entries that are not (key, value) pairs.)"""
     longest: Sequence[Any] = ()
     for phase in phases:
         found = getattr(phase, "user_properties", None) or ()
         if len(found) > len(longest):
             longest = found
-    return [(p[0], p[1]) for p in longest if isinstance(p, (tuple, list)) and len(p) == 2]
+    return longest
 
 
 def jsonable(value: Any) -> Any:
@@ -177,7 +178,10 @@ def build_record(
     marker_feature = None
     accelerator: bool | None = None
     perf = None
-    for key, value in _properties(phases):
+    for entry in _properties(phases):
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            continue
+        key, value = entry
         if key == PARITY_PROPERTY:
             parity.extend(value if isinstance(value, (list, tuple)) else [value])
         elif key == INFO_PROPERTY and isinstance(value, dict):
@@ -191,7 +195,11 @@ def build_record(
         elif key == TIMEOUT_PROPERTY and isinstance(value, (int, float)) and value > 0:
             timeout = float(value)  # the test's own timeout marker overrides the session's
     outcome, reason = outcome_of(phases, elapsed, timeout, died)
-    duration = sum(float(getattr(p, "duration", 0) or 0) for p in phases)
+    duration = 0.0
+    body_ran = False  # the probe answers for every test; one whose setup did not pass gets none
+    for phase in phases:
+        duration += float(getattr(phase, "duration", 0) or 0)
+        body_ran = body_ran or getattr(phase, "when", None) == "call"
     if outcome in ("crashed", "timeout") and elapsed is not None:
         duration = max(duration, elapsed)
     feature, suite, variant = row_facts(nodeid, marker_feature, device_tokens)
@@ -209,7 +217,7 @@ def build_record(
         record["device_variant"] = variant
     if attempts > 1:
         record["attempts"] = attempts
-    if accelerator is not None:
+    if accelerator is not None and body_ran:
         record["accelerator"] = accelerator
     if perf is not None:
         record["perf"] = perf
