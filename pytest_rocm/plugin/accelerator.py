@@ -39,6 +39,9 @@ def used(before: int | None, after: int | None) -> bool:
     return before is None or after > before
 
 
+_USED, _NOT_USED = (ACCELERATOR_PROPERTY, True), (ACCELERATOR_PROPERTY, False)
+
+
 class AcceleratorProbe:
     """Hands each test's ``rocm_accelerator`` (True/False) to the report through user_properties
     (set before the teardown report is made, so xdist workers carry it to the controller). A test
@@ -61,5 +64,6 @@ class AcceleratorProbe:
 
     @pytest.hookimpl(tryfirst=True)  # before the fixtures' teardown: read after the body, as it ended
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        # a failed test used the accelerator or not all the same
-        item.user_properties.append((ACCELERATOR_PROPERTY, used(self.before, allocations())))
+        # a failed test used the accelerator or not all the same; one of two shared pairs, not a
+        # tuple per test kept alive with the item to the run's end
+        item.user_properties.append(_USED if used(self.before, allocations()) else _NOT_USED)

@@ -24,7 +24,7 @@ from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.plugin.options import Settings, named
-from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection
+from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection, under_xdist
 from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
 from pytest_rocm.plugin.xdist import is_worker
 from pytest_rocm.report import collection, files, fleet, records
@@ -37,7 +37,7 @@ EXIT_REPORT_UNWRITTEN = 6
 
 # -- hooks ------------------------------------------------------------------------------------------
 #: the names the report's plugin objects are registered under (unregistered at the end)
-PLUGIN_NAMES = ("rocm-report-features", "rocm-report-accelerator", "rocm-report-writer")
+PLUGIN_NAMES = ("rocm-report-features", "rocm-report-accelerator", "rocm-report-writer", "rocm-report-starts")
 
 
 @pytest.hookimpl(trylast=True)
@@ -51,6 +51,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
+        if under_xdist(config):
+            config.pluginmanager.register(writer.starts, "rocm-report-starts")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -110,6 +112,22 @@ def _marker_timeout(item: pytest.Item, of_parents: dict[int, pytest.Mark | None]
         return None  # pytest-timeout reports its own bad marker
 
 
+class TestStarts:
+    """When each test started, as this controller hears of it: registered only under pytest-xdist,
+    where a worker that dies mid-test leaves a crash report, and how long its test ran tells a
+    kill by pytest-timeout's thread method from a crash. In one process a crash ends the writer
+    with it (the sidecar names the test) and a timeout is read from its failure message, so a
+    serial run pays no hook per test for it."""
+
+    __test__ = False  # not a test class, whatever its name
+
+    def __init__(self) -> None:
+        self.at: dict[str, float] = {}
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.at[nodeid] = time.monotonic()
+
+
 class ReportWriter:
     """Gathers phase reports per test, appends each finished record to the sidecar, writes the JSON.
 
@@ -135,7 +153,8 @@ class ReportWriter:
         except files.UnsafeTarget as exc:
             raise pytest.UsageError(f"{where}: {exc}") from None
         self.pending: dict[str, list[Any]] = {}
-        self.started: dict[str, float] = {}
+        #: when each test started (under pytest-xdist only: registered there, see TestStarts)
+        self.starts = TestStarts()
         #: the results, each kept as its JSON line (encoded once: the sidecar's and the report's)
         self.results = EncodedResults()
         #: the column label: --rocm-label, else (once the environment is known) the default
@@ -237,29 +256,27 @@ class ReportWriter:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.collected.update(dict.fromkeys(ids))
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.started[nodeid] = time.monotonic()
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         when = str(report.when)  # xdist's crash report says "???", not a phase pytest names
+        nodeid = report.nodeid  # a property: read once
         if when == "???":  # xdist: the worker died running it; its exit status says how
             from pytest_rocm.plugin.xdist import worker_exit_status
 
-            self.deaths[report.nodeid] = worker_exit_status(getattr(report, "node", None))
-        phases = self.pending.get(report.nodeid)
+            self.deaths[nodeid] = worker_exit_status(getattr(report, "node", None))
+        phases = self.pending.get(nodeid)
         if phases is None:
-            phases = self.pending[report.nodeid] = []
+            phases = self.pending[nodeid] = []
         phases.append(report)
         if when == "teardown":
             for phase in phases:
                 if phase.outcome == "rerun":
                     # an attempt pytest-rerunfailures runs again: one test, one result (the last attempt's)
-                    del self.pending[report.nodeid]
-                    self.reruns[report.nodeid] = self.reruns.get(report.nodeid, 0) + 1
+                    del self.pending[nodeid]
+                    self.reruns[nodeid] = self.reruns.get(nodeid, 0) + 1
                     return
-            self._finish(report.nodeid)
+            self._finish(nodeid)
         elif when == "???":
-            self._finish(report.nodeid)
+            self._finish(nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A module that failed to import (``hipErrorNoBinaryForGpu``, a CUDA-only extension) is a
@@ -275,12 +292,16 @@ class ReportWriter:
             files.remove_if_regular(self.path)
 
     def _record(self, record: records.ResultRecord) -> None:
-        self._claim()
-        self._settle_sidecar(wait=False)
+        # once per test: the checks inline, the calls only when there is something to do
+        if not self.claimed:
+            self._claim()
+        if not self.settled:
+            self._settle_sidecar(wait=False)
         line = self.results.add(record)
         if self.sidecar is not None:
             self.sidecar.append_line(line)
-            self._warn_sidecar()
+            if self.sidecar.problem is not None:
+                self._warn_sidecar()
 
     def _warn_sidecar(self) -> None:
         """Once: the sidecar stopped (a full disk); the run goes on, the results are in memory."""
@@ -301,10 +322,10 @@ class ReportWriter:
 
     def _finish(self, nodeid: str) -> None:
         phases = self.pending.pop(nodeid)
-        start = self.started.pop(nodeid, None)
+        start = self.starts.at.pop(nodeid, None) if self.starts.at else None
         elapsed = time.monotonic() - start if start is not None else None
-        attempts = self.reruns.pop(nodeid, 0) + 1
-        died = self.deaths.pop(nodeid, None)
+        attempts = self.reruns.pop(nodeid, 0) + 1 if self.reruns else 1
+        died = self.deaths.pop(nodeid, None) if self.deaths else None
         self._record(records.build_record(nodeid, phases, elapsed, self.timeout, self.device_tokens, attempts, died))
 
     @pytest.hookimpl(trylast=True)

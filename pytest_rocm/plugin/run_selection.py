@@ -46,7 +46,7 @@ def _relative(arg: str, root: Path) -> str:
 def selection_of(config: pytest.Config, recorder: SelectionRecorder | None) -> dict[str, Any]:
     """The report's ``selection`` field for this session."""
     root = Path(str(config.rootpath))
-    counted = recorder is not None and recorder.collected_here and not _under_xdist(config)
+    counted = recorder is not None and recorder.collected_here and not under_xdist(config)
     return {
         "args": [_relative(str(a), root) for a in config.args],
         "keyword": config.getoption("keyword", "") or None,
@@ -55,7 +55,7 @@ def selection_of(config: pytest.Config, recorder: SelectionRecorder | None) -> d
     }
 
 
-def _under_xdist(config: pytest.Config) -> bool:
+def under_xdist(config: pytest.Config) -> bool:
     """Whether this controller hands collection to xdist workers (``-n 2``; ``-n 0`` is in-process)."""
     numprocesses = config.getoption("numprocesses", None)
     return bool(numprocesses) or bool(config.getoption("dist", "no") not in ("no", None))

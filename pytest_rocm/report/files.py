@@ -360,9 +360,8 @@ class Sidecar:
     def append(self, record: ResultRecord) -> None:
         self._write(record)
 
-    def append_line(self, line: str) -> None:
-        """A record already encoded (:func:`encode_line`): the writer encodes each record once."""
-        self._write_line(line)
+    #: a record already encoded (:func:`encode_line`): the writer encodes each record once
+    append_line = _write_line
 
     def append_environment(self, fields: Mapping[str, Any]) -> None:
         """The header fields known only after the run began (environment, device, label, scale:
