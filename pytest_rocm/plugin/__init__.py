@@ -19,6 +19,7 @@ import pytest
 
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 from pytest_rocm.env.seam import distribution_version
+from pytest_rocm.parity.result import ParityResult, add_listener
 from pytest_rocm.plugin import header, hookspecs, marks, options, plan, xdist
 from pytest_rocm.plugin.markcache import item_marks, refresh
 from pytest_rocm.plugin.selection import require_gpu_problem
@@ -29,6 +30,7 @@ from pytest_rocm.plugin.session import (
     get_state,
     install,
 )
+from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 pytest_plugins = [
     "pytest_rocm.plugin.aliases",
@@ -175,13 +177,29 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _apply_markers(item)
 
 
+class ParityToProperties:
+    """A listener that appends each finished parity result's records to a test's user_properties
+    under the report's ``rocm_parity`` key."""
+
+    __slots__ = ("properties",)
+
+    def __init__(self, properties: list[tuple[str, object]]) -> None:
+        self.properties = properties
+
+    def __call__(self, result: ParityResult) -> None:
+        self.properties.append((PARITY_PROPERTY, result.records()))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    # imported here: pytest loads plugin.fixtures itself (pytest_plugins) after this module; an earlier import would spoil its assert rewriting
-    from pytest_rocm.plugin.fixtures import parity_recorded
-
-    with parity_recorded(item):
+    # While the test runs, every finished assert_parity result (the fixture's or a direct call's)
+    # goes to its user properties, where the report reads it. Added and removed here, without a
+    # context manager: this runs for every test of every suite (benchmarks/bench_plugin_overhead.py).
+    stop = add_listener(ParityToProperties(item.user_properties))
+    try:
         return (yield)
+    finally:
+        stop()
 
 
 class FixtureMarkers:

@@ -11,8 +11,6 @@ plugin's other markers).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,7 +19,6 @@ from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin.markcache import tolerances_of
 from pytest_rocm.plugin.session import get_environment, get_selection, get_state
-from pytest_rocm.report.outcomes import PARITY_PROPERTY
 
 #: the low-precision dtypes parity_dtype runs a test for
 LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
@@ -112,26 +109,13 @@ class Parity:
                 base.setdefault(dtype, {}).update(extra)
             options = options.updated({"default_tolerances": base})
         kw["options"] = options
-        try:  # recorded on the test by parity_recorded, as a direct assert_parity call is
+        try:  # recorded on the test by the plugin's listener (ParityToProperties), as a direct assert_parity call is
             return assert_parity(fn, *args, **kw)
         except DtypeUnsupported as exc:
             pytest.skip(
                 f"{exc.op}: dtype {', '.join(exc.dtypes)} not supported on {exc.backend}: "
                 + "; ".join(exc.dtypes.values())
             )
-
-
-@contextmanager
-def parity_recorded(item: pytest.Item) -> Iterator[None]:
-    """While ``item`` runs, every finished assert_parity result (the fixture's or a direct call's,
-    passed, failed or unsupported) goes to its user properties, where the report reads it."""
-    from pytest_rocm.parity.result import add_listener  # torch-free
-
-    stop = add_listener(lambda result: item.user_properties.append((PARITY_PROPERTY, result.records())))
-    try:
-        yield
-    finally:
-        stop()
 
 
 @pytest.fixture
