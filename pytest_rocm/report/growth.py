@@ -105,9 +105,14 @@ def grown_errors(
     how many times BASE's (floored) it is now (inf where it became non-finite)."""
     out = []
     for key, value in after.items():
-        if key in before and grew(before[key], value, factor, floor):
-            ratio = value / max(before[key], floor) if math.isfinite(value) else math.inf
-            out.append(Growth(feature, key[0], key[1], before[key], value, ratio))
+        was = before.get(key)
+        if was is None:
+            continue
+        if 0.0 <= value <= factor * (was if was > floor else floor):
+            continue  # within bounds, so grew() would say no: most comparisons of a table or a diff
+        if grew(was, value, factor, floor):
+            ratio = value / max(was, floor) if math.isfinite(value) else math.inf
+            out.append(Growth(feature, key[0], key[1], was, value, ratio))
     return out
 
 
