@@ -4,12 +4,15 @@ path that answered differently would change what a table or a diff says."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
 from pytest_rocm.report.grid import combined_status
-from pytest_rocm.report.growth import grew, grown_errors
-from pytest_rocm.report.table import STATUSES, Status
+from pytest_rocm.report.growth import _number, grew, grown_errors, parity_figures
+from pytest_rocm.report.load import metric
+from pytest_rocm.report.oneline import worst_failing
+from pytest_rocm.report.table import STATUSES, Cell, Status, _merge, bad_counts, row_status
 
 EDGE_ERRORS = [0.0, 1e-7, 1e-6, 9.99e-6, 1e-5, 1.1e-5, 1e-3, 1e-2, 1.1e-2, -1.0, math.inf, -math.inf, math.nan]
 
@@ -28,3 +31,41 @@ def test_grown_errors_skips_only_what_grew_would_reject(after_value: float) -> N
 def test_a_feature_of_one_row_has_that_rows_status(status: Status) -> None:
     # feature_rows gives a feature of one dtype row its row's status without combined_status
     assert combined_status([status]) == status
+
+
+@pytest.mark.parametrize("parity", [[], None, "absent"])
+@pytest.mark.parametrize("perf", [None, {"median_s": 0.1, "reps": 3}])
+def test_a_record_without_parity_merges_into_the_general_cell(parity: Any, perf: Any) -> None:
+    # _merge skips the parity helpers where a record has no parity records: the same cell
+    record: dict[str, Any] = {"nodeid": "t", "feature": "f", "outcome": "skipped", "reason": "r", "perf": perf}
+    if parity != "absent":
+        record["parity"] = parity
+    errors, tolerances, named = parity_figures([])
+    general = Cell("skipped", "r", errors, bad_counts([]), perf, tolerances, named, worst_failing([]))
+    assert _merge(None, record) == general  # type: ignore[arg-type]
+
+
+FIGURES: list[Any] = [1e-3, 0.0, 2, True, "nan", "inf", "abc", None, math.nan, math.inf]
+
+
+@pytest.mark.parametrize("normwise", FIGURES)
+@pytest.mark.parametrize("rtol", [1e-3, 1, True, "1e-3", None])
+def test_parity_figures_reads_a_record_as_metric_and_the_tolerance_rule_do(normwise: Any, rtol: Any) -> None:
+    # parity_figures takes a float figure as it stands, without metric() or _number(): any other
+    # value must still come out as those read it (repr: NaN compares unequal)
+    record = {"dtype": "float16", "normwise": normwise, "max_rel": 5e-2, "rtol": rtol, "normwise_tol": 2e-3}
+    value, normwise_tol, rtol_value = metric(record), _number(2e-3) if normwise is not None else None, _number(rtol)
+    tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol_value) if rtol_value is not None else None
+    errors, tolerances, named = parity_figures([record])  # type: ignore[list-item]
+    assert repr(errors) == repr({"float16": value} if value is not None else {})
+    assert repr(named) == repr({("float16", None): value} if value is not None else {})
+    assert repr(tolerances) == repr({"float16": tol} if value is not None and tol is not None else {})
+
+
+def test_a_row_works_everywhere_only_where_every_column_passed() -> None:
+    # row_status answers "works everywhere" before its general rule when every cell passed
+    assert row_status([]) == "untested"
+    for outcomes in (["passed"], ["xpassed", "passed"], ["passed", "passed", "xpassed"]):
+        assert row_status([Cell(o) for o in outcomes]) == "works everywhere"
+    assert row_status([Cell("passed"), None]) == "partial"
+    assert row_status([Cell("passed"), Cell("skipped")]) == "partial"
