@@ -10,9 +10,10 @@ import pytest
 
 from pytest_rocm.report.grid import combined_status
 from pytest_rocm.report.growth import _number, grew, grown_errors, parity_figures
+from pytest_rocm.report.html import op_errors
 from pytest_rocm.report.load import metric
 from pytest_rocm.report.oneline import worst_failing
-from pytest_rocm.report.table import STATUSES, Cell, Status, _merge, bad_counts, row_status
+from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table, _merge, bad_counts, row_status
 
 EDGE_ERRORS = [0.0, 1e-7, 1e-6, 9.99e-6, 1e-5, 1.1e-5, 1e-3, 1e-2, 1.1e-2, -1.0, math.inf, -math.inf, math.nan]
 
@@ -69,3 +70,23 @@ def test_a_row_works_everywhere_only_where_every_column_passed() -> None:
         assert row_status([Cell(o) for o in outcomes]) == "works everywhere"
     assert row_status([Cell("passed"), None]) == "partial"
     assert row_status([Cell("passed"), Cell("skipped")]) == "partial"
+
+
+def test_op_errors_keeps_what_max_kept() -> None:
+    # op_errors compares in place of max(worst, value): a NaN first stays, a NaN later is dropped
+    values = [1e-3, math.nan, 2e-3, 5e-4, math.inf, math.nan]
+    for start in range(len(values)):
+        order = values[start:] + values[:start]
+        rows = [
+            Row(
+                "operators",
+                f"operators/op[float16-{i}]",
+                {"a": Cell("passed", None, {"float16": v})},
+                "works everywhere",
+            )
+            for i, v in enumerate(order)
+        ]
+        expected = order[0]
+        for v in order[1:]:
+            expected = max(expected, v)
+        assert repr(op_errors(Table(["a"], {}, rows), "a")) == repr({"operators/op": {"float16": expected}})
