@@ -3,11 +3,14 @@ path that answered differently would change what a table or a diff says."""
 
 from __future__ import annotations
 
+import gc
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_rocm import cli
 from pytest_rocm.report.grid import combined_status
 from pytest_rocm.report.growth import _number, grew, grown_errors, parity_figures
 from pytest_rocm.report.html import op_errors
@@ -90,3 +93,30 @@ def test_op_errors_keeps_what_max_kept() -> None:
         for v in order[1:]:
             expected = max(expected, v)
         assert repr(op_errors(Table(["a"], {}, rows), "a")) == repr({"operators/op": {"float16": expected}})
+
+
+@pytest.mark.parametrize("command", ["table", "diff"])
+def test_the_collector_is_paused_while_reports_load_and_back_on_after(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `table` and `diff` keep the cyclic collector off from the first report parsed to the last
+    # object freed (re-enabled after each step, it walked every object that step had made)
+    from pytest_rocm.cli import diff as diff_cli
+    from pytest_rocm.cli import table as table_cli
+    from pytest_rocm.report import load
+
+    module = table_cli if command == "table" else diff_cli
+    seen: list[bool] = []
+    real = load.load_report
+
+    def loading(path: Any, ended: Any = None) -> Any:
+        seen.append(gc.isenabled())
+        return real(path, ended)
+
+    monkeypatch.setattr(load, "load_report", loading)
+    monkeypatch.setattr(module, "load_report", loading, raising=False)
+    data = Path(__file__).parents[1] / "data" / "report"
+    args = [command, str(data / "gfx942.json"), str(data / "gfx1100.json")]
+    assert gc.isenabled()
+    status = cli.main([*args, "-o", str(tmp_path / "t.html")] if command == "table" else args)
+    assert status in (0, 1) and seen == [False, False] and gc.isenabled()
