@@ -174,9 +174,12 @@ def feature_rows(table: Table) -> list[FeatureRow]:
             feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
         if compared:
             for dtype, r in by_dtype.items():
-                for label, factor in grown(r, labels).items():
+                first = r.cells.get(labels[0])
+                if first is None:  # grown() and slowed() compare with the first column: nothing here
+                    continue
+                for label, factor in grown(r, labels).items() if first.named_errors else ():
                     feature.growth[(label, dtype)] = factor
-                for label, factor in slowed(r, labels).items():
+                for label, factor in slowed(r, labels).items() if first.perf else ():
                     feature.slowdown[(label, dtype)] = factor
         out.append(feature)
     return out

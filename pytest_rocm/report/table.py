@@ -35,6 +35,19 @@ Status = Literal["works everywhere", "regressed", "fixed", "partial", "broken", 
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 
+#: `` (rtol 1.0e-03)`` per tolerance seen, for Cell.figure: formatting a float is ~3,000
+#: instructions, and a table's tolerances are few. Bounded (a NaN key never matches); no zero
+#: is kept, as 0.0 and -0.0 are one key written two ways
+_TOLERANCE_TEXT: dict[tuple[str, float], str] = {}
+
+
+def _tolerance_text(tol: tuple[str, float]) -> str:
+    text = f" ({tol[0]} {tol[1]:.1e})"
+    if tol[1] and len(_TOLERANCE_TEXT) < 4096:
+        _TOLERANCE_TEXT[tol] = text
+    return text
+
+
 @dataclass
 class Cell:
     outcome: Outcome
@@ -62,8 +75,8 @@ class Cell:
         for d, v in errors.items():  # made for every cell of a table: one f-string, no helper calls
             tol = tolerances.get(d)
             text = f"{DTYPE_SHORT.get(d, d)} {v:.1e}"
-            if tol:
-                text += f" ({tol[0]} {tol[1]:.1e})"
+            if tol:  # a column's tolerances are few (one per dtype and size): each written once
+                text += _TOLERANCE_TEXT.get(tol) or _tolerance_text(tol)
             n_bad, n = bad.get(d, (0, 0)) if bad else (0, 0)
             parts.append(f"{text} {n_bad}/{n} bad" if n_bad else text)
         if perf:  # "312 GFLOP/s, 4 % of peak" next to the parity figure

@@ -120,3 +120,18 @@ def test_the_collector_is_paused_while_reports_load_and_back_on_after(
     assert gc.isenabled()
     status = cli.main([*args, "-o", str(tmp_path / "t.html")] if command == "table" else args)
     assert status in (0, 1) and seen == [False, False] and gc.isenabled()
+
+
+def test_a_cells_tolerance_text_is_written_as_its_value_each_time() -> None:
+    # Cell.figure keeps each tolerance's text: 0.0 and -0.0 (one dict key), the two kinds of one
+    # value and NaN must each still come out as formatted afresh, the first time and after
+    from pytest_rocm.report import table as table_module
+
+    tolerances = [("rtol", 0.0), ("rtol", -0.0), ("tol", 1e-3), ("rtol", 1e-3), ("rtol", math.nan), ("tol", 5e-324)]
+    for _ in range(2):
+        for tol in tolerances:
+            cell = Cell("passed", None, {"float16": 1e-4}, tolerances={"float16": tol})
+            assert cell.figure() == f"fp16 1.0e-04 ({tol[0]} {tol[1]:.1e})"
+    for i in range(5000):  # many distinct tolerances: the kept texts stay bounded
+        Cell("passed", None, {"float16": 1.0}, tolerances={"float16": ("rtol", 1.0 + i)}).figure()
+    assert len(table_module._TOLERANCE_TEXT) <= 4096
