@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict
 
 from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_float
+from pytest_rocm.env.textfile import collector_paused
 from pytest_rocm.report.diff import (
     DEFAULT_FACTOR,
     DEFAULT_FLOOR,
@@ -76,6 +77,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with collector_paused():  # as `table`: the collector never walks the parsed reports (no cycles)
+        status = _run(args)
+    return status
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         base, candidate = load_report(args.base), load_report(args.candidate)
     except ReportError as exc:

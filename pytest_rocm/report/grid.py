@@ -91,7 +91,11 @@ class FeatureRow:
 
     @property
     def failing(self) -> bool:
-        return any(c.outcome in BAD for row in self.by_dtype.values() for c in row.cells.values() if c)
+        for row in self.by_dtype.values():  # loops, not a generator: asked of every row of a table
+            for c in row.cells.values():
+                if c is not None and c.outcome in BAD:
+                    return True
+        return False
 
     def differs(self, labels: list[str], subsets: Collection[str] = ()) -> bool:
         """Whether the columns disagree: another outcome in some dtype, or a grown error (a subset
@@ -100,10 +104,11 @@ class FeatureRow:
             return False
         if self.growth or self.slowdown:
             return True
-        return any(
-            len({c.outcome if c else None for c in selected_cells(row.cells, subsets)}) > 1
-            for row in self.by_dtype.values()
-        )
+        for row in self.by_dtype.values():
+            cells = selected_cells(row.cells, subsets) if subsets else row.cells.values()
+            if len({c.outcome if c is not None else None for c in cells}) > 1:
+                return True
+        return False
 
 
 def _dtype_rank(dtype: str) -> tuple[int, str]:
@@ -154,17 +159,28 @@ def feature_rows(table: Table) -> list[FeatureRow]:
             base, dtype = row.feature, NO_DTYPE
             group = groups.setdefault((row.suite, base), {})
         group[dtype] = row
+    labels = table.labels
+    compared = len(labels) >= 2  # growth and slowdown are against the first column
     out = []
     for (suite, base), rows in groups.items():
-        by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
-        statuses = [r.status for r in by_dtype.values()]  # build_table's row_status over the selected cells
-        feature = FeatureRow(suite, base, by_dtype, combined_status(statuses))
-        feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
-        for dtype, r in by_dtype.items():
-            for label, factor in grown(r, table.labels).items():
-                feature.growth[(label, dtype)] = factor
-            for label, factor in slowed(r, table.labels).items():
-                feature.slowdown[(label, dtype)] = factor
+        if len(rows) == 1:  # most features: one row, whose status is the feature's (combined_status([s]) is s)
+            by_dtype = rows
+            (only,) = rows.values()
+            feature = FeatureRow(suite, base, by_dtype, only.status, only if only.issue or only.detail else None)
+        else:
+            by_dtype = dict(sorted(rows.items(), key=lambda kv: _dtype_rank(kv[0])))
+            statuses = [r.status for r in by_dtype.values()]  # build_table's row_status over the selected cells
+            feature = FeatureRow(suite, base, by_dtype, combined_status(statuses))
+            feature.issue = next((r for r in by_dtype.values() if r.issue or r.detail), None)
+        if compared:
+            for dtype, r in by_dtype.items():
+                first = r.cells.get(labels[0])
+                if first is None:  # grown() and slowed() compare with the first column: nothing here
+                    continue
+                for label, factor in grown(r, labels).items() if first.named_errors else ():
+                    feature.growth[(label, dtype)] = factor
+                for label, factor in slowed(r, labels).items() if first.perf else ():
+                    feature.slowdown[(label, dtype)] = factor
         out.append(feature)
     return out
 
@@ -220,7 +236,9 @@ def summary(table: Table) -> dict[str, dict[str, dict[str, int]]]:
     out: dict[str, dict[str, dict[str, int]]] = {}
     counted: dict[str, list[str]] = {}  # outcome -> the summary columns that count it, found once
     for row in table.rows:
-        per_label = out.setdefault(row.suite, {label: {name: 0 for name, _ in SUMMARY} for label in table.labels})
+        per_label = out.get(row.suite)
+        if per_label is None:  # not setdefault: that would build the empty counts for every row
+            per_label = out[row.suite] = {label: {name: 0 for name, _ in SUMMARY} for label in table.labels}
         for label, cell in row.cells.items():
             if cell is None:
                 continue

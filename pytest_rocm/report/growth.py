@@ -54,17 +54,26 @@ def parity_figures(
     tolerances: dict[str, tuple[str, float]] = {}
     judged: dict[str, float] = {}  # per dtype the figure its tolerance came with
     named: dict[tuple[str, str | None], float] = {}
+    record: Any  # a file's record may be anything: not a dict is skipped
     for record in parity:
-        value = metric(record) if isinstance(record, dict) else None
+        if not isinstance(record, dict):
+            continue
+        normwise = record.get("normwise")
+        # a float figure is metric()'s answer as it stands (float(x) is x): no call for most records
+        value = normwise if type(normwise) is float else metric(record)
         if value is None:
             continue
-        dtype = str(record.get("dtype", "?"))
+        dtype = record.get("dtype", "?")
+        if type(dtype) is not str:
+            dtype = str(dtype)
         # the first figure of a key is its worst so far (most results have one record per dtype)
         errors[dtype] = worse(errors[dtype], value) if dtype in errors else value
         key = (dtype, record.get("name"))
         named[key] = worse(named[key], value) if key in named else value
-        normwise_tol = _number(record.get("normwise_tol")) if record.get("normwise") is not None else None
-        rtol = _number(record.get("rtol"))
+        normwise_tol = record.get("normwise_tol")
+        normwise_tol = _number(normwise_tol) if normwise is not None and normwise_tol is not None else None
+        rtol = record.get("rtol")
+        rtol = rtol if type(rtol) is float else _number(rtol)
         # a normwise_tol of 0 is no bound (exact comparisons, figures the check did not judge normwise)
         tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol) if rtol is not None else None
         if tol is not None and (dtype not in judged or at_least(value, judged[dtype])):
@@ -105,9 +114,14 @@ def grown_errors(
     how many times BASE's (floored) it is now (inf where it became non-finite)."""
     out = []
     for key, value in after.items():
-        if key in before and grew(before[key], value, factor, floor):
-            ratio = value / max(before[key], floor) if math.isfinite(value) else math.inf
-            out.append(Growth(feature, key[0], key[1], before[key], value, ratio))
+        was = before.get(key)
+        if was is None:
+            continue
+        if 0.0 <= value <= factor * (was if was > floor else floor):
+            continue  # within bounds, so grew() would say no: most comparisons of a table or a diff
+        if grew(was, value, factor, floor):
+            ratio = value / max(was, floor) if math.isfinite(value) else math.inf
+            out.append(Growth(feature, key[0], key[1], was, value, ratio))
     return out
 
 

@@ -272,16 +272,19 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
     for row in rows:
         cells, outcomes = [], set()
         by_dtype, growth, slowdown = row.by_dtype, row.growth, row.slowdown
+        marked = growth or slowdown
         only_one = len(by_dtype) == 1 and NO_DTYPE in by_dtype
         span = len(dtypes) if only_one else 1
         for label in labels:
             for dtype in _ONLY_COLUMN if only_one else dtypes:
                 r = by_dtype.get(dtype)
                 cell = r.cells.get(label) if r else None
-                if cell is not None:
-                    outcomes.add(cell.outcome)
-                if cell is None and label in subsets:  # a -k column: not missing
-                    cells.append(_unselected(span))
+                if cell is None:
+                    cells.append(_unselected(span) if label in subsets else _cell(None, None, base, span))
+                    continue
+                outcomes.add(cell.outcome)
+                if not marked and cell.outcome in GOOD:  # _cell's common case, without its call
+                    cells.append(_passed_cell(cell.outcome, cell.figure(), span))
                     continue
                 cells.append(
                     _cell(
@@ -292,11 +295,12 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
                         slowdown.get((label, dtype)) if slowdown else None,
                     )
                 )
-        colour = STATUS_COLOURS["broken" if row.growth or row.slowdown else row.status]
-        out.append(
-            f'<tr class=row data-suite="{_attr(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'
-            f"<td>{_attr(row.feature)}{_issue_link(row)}{_detail(row)}</td>{''.join(cells)}"
-            f'<td class=status style="color:{colour}">{_attr(row.status_text)}</td></tr>'
+        colour = STATUS_COLOURS["broken" if marked else row.status]
+        links = f"{_issue_link(row)}{_detail(row)}" if row.issue else ""  # both are "" without it
+        out.append(  # the feature's name escaped afresh: each is on one row, a cache would only fill
+            f'<tr class=row data-suite="{_escaped(row.suite)}" data-outcomes="{" ".join(sorted(outcomes))}">'
+            f"<td>{escape(row.feature, quote=True)}{links}</td>{''.join(cells)}"
+            f'<td class=status style="color:{colour}">{_escaped(row.status_text if marked else row.status)}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
@@ -323,10 +327,16 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
         cell = row.cells.get(label)
         if cell is None or not cell.errors:  # most rows of a large table: no figure to chart
             continue
+        errors, op = cell.errors, None
         for dtype in DTYPE_COLOURS:
-            if dtype in cell.errors:
+            value = errors.get(dtype)
+            if value is None:
+                continue
+            if op is None:
                 op = ops.setdefault(row.feature.split("[", 1)[0], {})
-                op[dtype] = max(op.get(dtype, cell.errors[dtype]), cell.errors[dtype])
+            worst = op.get(dtype)
+            if worst is None or value > worst:  # max(worst, value): a NaN first stays, a NaN later is not kept
+                op[dtype] = value
     return ops
 
 

@@ -255,11 +255,12 @@ def _group_scales(measured: Sequence[tuple[str, Any, Any, Any]]) -> dict[tuple[s
 def table_chart_svg(table: Any) -> str:
     """:func:`perf_chart_svg` of a ``report.table.Table`` (its ``labels`` and ``rows``, each row's
     ``cells[label].perf``): the call the HTML page makes. Duck-typed: table.py imports this module."""
-    rows = [  # only the rows some column measured: the others have no bar (most rows of a parity table)
-        (row.feature, {label: getattr(cell, "perf", None) for label, cell in row.cells.items()})
-        for row in table.rows
-        if any(getattr(cell, "perf", None) for cell in row.cells.values())
-    ]
+    rows = []  # only the rows some column measured: the others have no bar (most rows of a parity table)
+    for row in table.rows:
+        for cell in row.cells.values():  # a loop, not any(generator): asked of every row
+            if getattr(cell, "perf", None):
+                rows.append((row.feature, {label: getattr(c, "perf", None) for label, c in row.cells.items()}))
+                break
     return perf_chart_svg(rows, list(table.labels))
 
 

@@ -150,7 +150,10 @@ def _matching(table: Table) -> list[tuple[Headline | None, str, str, Any]]:
     """(headline or None, entry key, variant, row) for every row with a perf record in some column."""
     out: list[tuple[Headline | None, str, str, Any]] = []
     for row in table.rows:
-        if not any(c is not None and isinstance(c.perf, Mapping) for c in row.cells.values()):
+        for c in row.cells.values():  # a loop, not any(generator): most rows of a table measured nothing
+            if c is not None and c.perf is not None and isinstance(c.perf, Mapping):
+                break
+        else:
             continue
         headline = next((h for h in HEADLINES if re.fullmatch(h.pattern, row.feature)), None)
         if headline is None and row.feature.split("[", 1)[0] in HEADLINE_OPS:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pytest_rocm.parity.tolerances import short_dtype
+from pytest_rocm.parity.tolerances import DTYPE_SHORT
 from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.fleet import tool_version_note
@@ -33,6 +33,19 @@ SUITE_ORDER = ("operators", "libraries", "models")
 #: a row's combined status over its columns
 Status = Literal["works everywhere", "regressed", "fixed", "partial", "broken", "untested"]
 STATUSES: tuple[Status, ...] = get_args(Status)
+
+
+#: `` (rtol 1.0e-03)`` per tolerance seen, for Cell.figure: formatting a float is ~3,000
+#: instructions, and a table's tolerances are few. Bounded (a NaN key never matches); no zero
+#: is kept, as 0.0 and -0.0 are one key written two ways
+_TOLERANCE_TEXT: dict[tuple[str, float], str] = {}
+
+
+def _tolerance_text(tol: tuple[str, float]) -> str:
+    text = f" ({tol[0]} {tol[1]:.1e})"
+    if tol[1] and len(_TOLERANCE_TEXT) < 4096:
+        _TOLERANCE_TEXT[tol] = text
+    return text
 
 
 @dataclass
@@ -55,17 +68,19 @@ class Cell:
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
         below the figure's size says how many elements failed."""
-        parts = []
-        for d, v in self.errors.items():
-            n_bad, n = self.bad.get(d, (0, 0))
-            tol = self.tolerances.get(d)
-            parts.append(
-                f"{short_dtype(d)} {v:.1e}"
-                + (f" ({tol[0]} {tol[1]:.1e})" if tol else "")
-                + (f" {n_bad}/{n} bad" if n_bad else "")
-            )
-        if self.perf:  # "312 GFLOP/s, 4 % of peak" next to the parity figure
-            parts.append(perf_figure(self.perf))
+        errors, perf = self.errors, self.perf
+        if not errors and not perf:
+            return ""
+        bad, tolerances, parts = self.bad, self.tolerances, []
+        for d, v in errors.items():  # made for every cell of a table: one f-string, no helper calls
+            tol = tolerances.get(d)
+            text = f"{DTYPE_SHORT.get(d, d)} {v:.1e}"
+            if tol:  # a column's tolerances are few (one per dtype and size): each written once
+                text += _TOLERANCE_TEXT.get(tol) or _tolerance_text(tol)
+            n_bad, n = bad.get(d, (0, 0)) if bad else (0, 0)
+            parts.append(f"{text} {n_bad}/{n} bad" if n_bad else text)
+        if perf:  # "312 GFLOP/s, 4 % of peak" next to the parity figure
+            parts.append(perf_figure(perf))
         return " ".join(parts)
 
     def text(self) -> str:
@@ -177,18 +192,21 @@ def bad_counts(parity: Sequence[ParityRecord]) -> dict[str, tuple[int, int]]:
 
 
 def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
-    parity = record.get("parity") or []
-    errors, tolerances, named = parity_figures(parity)
-    new = Cell(
-        record["outcome"],
-        record.get("reason"),
-        errors,
-        bad_counts(parity),
-        record.get("perf"),
-        tolerances,
-        named,
-        worst_failing(parity),
-    )
+    parity = record.get("parity")
+    if parity:
+        errors, tolerances, named = parity_figures(parity)
+        new = Cell(
+            record["outcome"],
+            record.get("reason"),
+            errors,
+            bad_counts(parity),
+            record.get("perf"),
+            tolerances,
+            named,
+            worst_failing(parity),
+        )
+    else:  # no parity records: no figures, counts or failing record to find
+        new = Cell(record["outcome"], record.get("reason"), perf=record.get("perf"))
     if cell is None:
         return new
     if new.failing is not None:
@@ -211,6 +229,11 @@ def row_status(cells: list[Cell | None]) -> Status:
     """The row's word over its columns (in the table's order, the first being the base, as in
     ``rocm-compat diff``): passed in the first and failed in a later one is **regressed**, failed
     in the first and passed in every later one that ran it is **fixed**; otherwise **partial**."""
+    for c in cells:  # most rows: every column ran it and passed
+        if c is None or c.outcome not in GOOD:
+            break
+    else:
+        return "works everywhere" if cells else "untested"
     tested = [c for c in cells if c is not None and (c.outcome in GOOD or c.outcome in BAD)]
     if not tested:
         return "untested"
@@ -261,7 +284,7 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
             s,
             f,
             grid[(s, f)],
-            row_status(selected_cells(grid[(s, f)], subsets)),
+            row_status(selected_cells(grid[(s, f)], subsets) if subsets else list(grid[(s, f)].values())),
             issues.get((s, f)),
             details[(s, f)][0],
         )
