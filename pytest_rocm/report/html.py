@@ -335,7 +335,9 @@ def op_errors(table: Table, label: str) -> dict[str, dict[str, float]]:
             if op is None:
                 op = ops.setdefault(row.feature.split("[", 1)[0], {})
             worst = op.get(dtype)
-            if worst is None or value > worst:  # max(worst, value): a NaN first stays, a NaN later is not kept
+            # the worst figure, NaN the worst of all (as the table's cells rank them): max() kept
+            # a NaN only when it came first, so a NaN after a finite figure vanished from the chart
+            if worst is None or value > worst or (value != value and worst == worst):
                 op[dtype] = value
     return ops
 

@@ -75,24 +75,24 @@ def test_a_row_works_everywhere_only_where_every_column_passed() -> None:
     assert row_status([Cell("passed"), Cell("skipped")]) == "partial"
 
 
-def test_op_errors_keeps_what_max_kept() -> None:
-    # op_errors compares in place of max(worst, value): a NaN first stays, a NaN later is dropped
+def test_op_errors_keeps_the_worst_figure_and_nan_is_the_worst() -> None:
+    # per operation the chart shows the worst error, NaN worse than any number (as the cells rank
+    # it): in whatever order the rows come, a NaN anywhere is what the chart shows
     values = [1e-3, math.nan, 2e-3, 5e-4, math.inf, math.nan]
-    for start in range(len(values)):
-        order = values[start:] + values[:start]
-        rows = [
-            Row(
-                "operators",
-                f"operators/op[float16-{i}]",
-                {"a": Cell("passed", None, {"float16": v})},
-                "works everywhere",
-            )
-            for i, v in enumerate(order)
-        ]
-        expected = order[0]
-        for v in order[1:]:
-            expected = max(expected, v)
-        assert repr(op_errors(Table(["a"], {}, rows), "a")) == repr({"operators/op": {"float16": expected}})
+    for with_nan in (values, [v for v in values if v == v]):
+        for start in range(len(with_nan)):
+            order = with_nan[start:] + with_nan[:start]
+            rows = [
+                Row(
+                    "operators",
+                    f"operators/op[float16-{i}]",
+                    {"a": Cell("passed", None, {"float16": v})},
+                    "works everywhere",
+                )
+                for i, v in enumerate(order)
+            ]
+            expected = math.nan if any(v != v for v in order) else max(order)
+            assert repr(op_errors(Table(["a"], {}, rows), "a")) == repr({"operators/op": {"float16": expected}})
 
 
 @pytest.mark.parametrize("command", ["table", "diff"])
