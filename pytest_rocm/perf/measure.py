@@ -27,6 +27,7 @@ the device.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import statistics
@@ -222,8 +223,9 @@ def measure(
         )
     where = torch.device(device) if device is not None else device_of(args, kwargs)
 
-    def call() -> Any:
-        return fn(*args, **kwargs)
+    # a C-level partial, not a Python closure: a closure's frame per call was ~3 % of a 4 us GEMM
+    # that Timer.blocked_autorange (a compiled timeit loop) does not pay
+    call: Callable[[], Any] = functools.partial(fn, *args, **kwargs)
 
     start = time.perf_counter()
     deadline = start + budget_s
