@@ -160,9 +160,12 @@ def row_facts(
             last, params = last[:bracket], last[bracket:]
     variant = None
     if params and not bundled:
-        if rest:
-            variant = _variant(params, tokens)
-        params = normalise_params(params, tokens)
+        pattern = _device_pattern(tokens)
+        found = pattern.search(params) if pattern is not None else None
+        if found is not None:  # most ids name no device: one search, no substitution
+            if rest:
+                variant = _variant(params, tokens)
+            params = normalise_params(params, tokens)
     if prefix is not None:
         return prefix + "::" + "::".join([*names[:-1], last + params]), suite, variant
     scope = [n.removeprefix("Test") or n for n in names[:-1]]
