@@ -115,11 +115,7 @@ def grown_errors(
     out = []
     for key, value in after.items():
         was = before.get(key)
-        if was is None:
-            continue
-        if 0.0 <= value <= factor * (was if was > floor else floor):
-            continue  # within bounds, so grew() would say no: most comparisons of a table or a diff
-        if grew(was, value, factor, floor):
+        if was is not None and grew(was, value, factor, floor):
             ratio = value / max(was, floor) if math.isfinite(value) else math.inf
             out.append(Growth(feature, key[0], key[1], was, value, ratio))
     return out
