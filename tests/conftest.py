@@ -74,3 +74,56 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # at exit, not now: pytest's own capture puts its saved stderr back after this hook
     if not os.environ.get("PYTEST_ROCM_KEEP_NANOBIND_REPORT") and _libtriton_loaded():
         atexit.register(_filter_stderr)
+
+
+# -- the fast loop: `pytest -m "not slow"` ------------------------------------------------------
+# As pytest's own testing/conftest.py does, a test is marked `slow` by what it uses, not by hand:
+# every test that takes the `pytester` fixture (an inner pytest run, in-process or not) and every
+# test whose body starts a process (subprocess, sys.executable). A hand-kept list drifts: 42
+# `time.sleep`s sat in unmarked tests when 7 were marked by hand. A test that asserts on the time
+# something took, or races another process, is `timing` (load-sensitive): `-m "not timing"` leaves
+# them out on a loaded machine.
+PROCESS_NAMES = frozenset({"subprocess", "Popen", "executable", "runpytest_subprocess", "spawn", "fork"})
+
+
+TESTS = Path(__file__).parent
+
+
+def _is_test_helper(thing: object) -> bool:
+    module = sys.modules.get(getattr(thing, "__module__", "") or "")
+    return module is not None and str(getattr(module, "__file__", "")).startswith(str(TESTS))
+
+
+def _names_used(function: object, seen: set[int]) -> set[str]:
+    """The global and attribute names a test's body uses, and those of the helpers it calls that
+    live in tests/ (functions, and classes by their methods; followed to any depth, each once):
+    `_run(pytester, ...)` or a `Run(tmp_path)` that starts a process starts one for the test."""
+    code = getattr(function, "__code__", None)
+    if code is None or id(code) in seen:
+        return set()
+    seen.add(id(code))
+    names = set(code.co_names)
+    module_globals = getattr(function, "__globals__", {})
+    for name in code.co_names:
+        helper = module_globals.get(name)
+        if not _is_test_helper(helper):
+            continue
+        if isinstance(helper, type):
+            for member in vars(helper).values():
+                names |= _names_used(member, seen)
+        else:
+            names |= _names_used(helper, seen)
+    return names
+
+
+def _starts_processes(item: pytest.Item) -> bool:
+    if "pytester" in getattr(item, "fixturenames", ()):
+        return True
+    function = getattr(item, "function", None)
+    return function is not None and not PROCESS_NAMES.isdisjoint(_names_used(function, set()))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _starts_processes(item) and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
