@@ -76,6 +76,7 @@ def _announced(check: Callable[_P, ParityResult]) -> Callable[_P, ParityResult]:
 
     @functools.wraps(check)
     def announcing(*args: _P.args, **kwargs: _P.kwargs) -> ParityResult:
+        __tracebackhide__ = True  # pytest shows the caller's line and the message, not this wrapper
         try:
             result = check(*args, **kwargs)
         except (ParityError, DtypeUnsupported) as exc:
@@ -115,6 +116,7 @@ def assert_parity(
     ``options`` (:class:`~pytest_rocm.parity.options.ParityOptions`), each of whose fields may
     also be given as a keyword here (overriding ``options``).
     """
+    __tracebackhide__ = True  # a failure reads as the caller's line and the table, not our source
     opts = (options or ParityOptions()).updated(settings)
     dtypes = tols.DEFAULT_DTYPES if opts.dtypes is None else opts.dtypes
     mode, grad, cpu_factor, module = opts.mode, opts.grad, opts.cpu_factor, opts.module
@@ -224,6 +226,7 @@ def _run(
     """Every run of a call goes through here: the seam tests use to break only the device runs
     (those whose ``dtype`` is not float64; the model yardstick computes in float64, rounding to
     ``round_to``, on the reference's side). ``args``/``kwargs`` are ``spec``'s, for such wrappers."""
+    __tracebackhide__ = True  # an error of fn reads from fn's own frame
     if round_to is not None:
         return run(fn, spec, dev, round_to, emulate=True)
     return run(fn, spec, dev, dtype)
@@ -233,6 +236,7 @@ def _guarded_run(
     result: ParityResult, dtypes: tuple[str, ...], fn: Callable[..., Any], spec: RunSpec, dev: Any, dtype: str
 ) -> Run:
     """The reference run; one that did not compute in its dtype fails every dtype."""
+    __tracebackhide__ = True
     try:
         return _run(fn, spec.args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
     except NotInDtype as exc:
@@ -257,6 +261,7 @@ def _refuse_unjudgeable_inputs(op: str, args: Any, kwargs: Any) -> None:
 
 
 def _references(ref_run: Run, result: ParityResult, dtypes: tuple[str, ...]) -> Leaves:
+    __tracebackhide__ = True
     try:
         leaves = ref_run.leaves(result.name)
     except Structure as exc:
@@ -276,6 +281,7 @@ def _check_repeatable(
 ) -> None:
     """Run the reference again: where it differs from the first beyond the reference dtype's rounding,
     the comparisons prove nothing (dropout, train mode, random numbers): kind ``nondeterministic``."""
+    __tracebackhide__ = True
     again = _run(fn, spec.args, spec.kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], spec).leaves(result.name)
     tol = tols.default_tolerance(ref_dtype, k)
     found = []

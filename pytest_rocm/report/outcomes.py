@@ -104,8 +104,17 @@ def reason_of(report: Any) -> str:
     if not text:
         lines = [line.strip() for line in _longrepr_text(report).splitlines() if line.strip()]
         text = lines[-1] if lines else ""
-    text = text.removeprefix("Skipped: ")
-    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+    return bounded(text.removeprefix("Skipped: "))
+
+
+def bounded(text: str, limit: int = MAX_REASON) -> str:
+    """``text`` in at most ``limit`` characters, cut after its last whole line that fits (a cut
+    inside a row of a table leaves half a row that reads as a figure) and marked with ``…``; a
+    first line longer than the limit is cut inside it."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, limit - 1)
+    return text[:end] + "\n…" if end > 0 else text[: limit - 1] + "…"
 
 
 def _skip_outcome(report: Any) -> tuple[Outcome, str | None]:
