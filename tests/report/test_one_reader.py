@@ -262,3 +262,50 @@ def test_a_cells_note_keeps_every_failed_record_of_the_rows_tests() -> None:
     a = _merge(None, {"nodeid": "a", "feature": "f", "outcome": "failed", "reason": "x", "parity": [ELEMENTWISE]})
     b = _merge(a, {"nodeid": "b", "feature": "f", "outcome": "failed", "reason": "y", "parity": [MODEL_NORMWISE]})
     assert b.failed == [ELEMENTWISE, MODEL_NORMWISE] and b.failing is ELEMENTWISE
+
+
+# -- a speed figure that measured the machine's load (issue 56.5) -----------------------------------
+def _gemm(label: str, throughput: float, share: float | None) -> dict[str, Any]:
+    perf: dict[str, Any] = {"median_s": 4.194304e-3 / throughput, "spread": 0.05, "reps": 9, "throughput": throughput}
+    perf.update(unit="GFLOP/s", work={"flops": 4194304.0}, dtype="float32", device="cpu")
+    if share is not None:
+        perf["run_queue_share"] = share
+    feature = "operators/perf_gemm[mm-float32]"
+    return {
+        "nodeid": "operators/test_perf.py::test_perf_gemm[mm-float32]",
+        "feature": feature,
+        "suite": "operators",
+        "outcome": "passed",
+        "reason": None,
+        "parity": [],
+        "perf": perf,
+    }
+
+
+@pytest.mark.parametrize("labels", [("loaded",), ("quiet", "loaded")])
+def test_a_speed_figure_timed_on_a_busy_machine_is_marked_as_the_gate_judges_it(
+    tmp_path: Path, labels: tuple[str, ...]
+) -> None:
+    from pytest_rocm.report.perf import slowdown_of
+    from pytest_rocm.report.speed import speed_block
+
+    figures = {"quiet": (21.0, 0.02), "loaded": (0.456, 1.3)}  # the issue's GEMM: 46x off, waited 130 %
+    paths = [_report(tmp_path, [_gemm(label, *figures[label])], label) for label in labels]
+    table = build_table(load_reports(paths), [p.name for p in paths])
+    block = speed_block(table)
+    assert block is not None
+    (entry,) = block.entries
+    loaded = entry.figures["loaded"]
+    assert loaded is not None
+    mark = "timed on a busy machine (waited for a core 130% of the time): cannot judge"
+    assert mark in loaded.text()
+    md = render_markdown(table)
+    assert "| GEMM fp32 |" in md and mark in md.split("## Speed", 1)[1].split("\n\n", 3)[2]
+    html = render_html(table)
+    assert re.search(r'<td class="speed-cell noisy" data-label="loaded"[^>]*>.*?cannot judge', html)
+    if "quiet" in labels:  # the gate calls it noisy, not a slowdown: so does the block
+        slow = slowdown_of("f", _gemm("q", 21.0, 0.02)["perf"], _gemm("l", 0.456, 1.3)["perf"], 1.25)
+        assert slow is not None and slow.noisy and slow.busy == 1.3
+        assert "slower" not in loaded.text()
+        quiet = entry.figures["quiet"]
+        assert quiet is not None and "busy" not in quiet.text()
