@@ -11,7 +11,6 @@ cannot judge, the reference, repeatability, per-dtype runs and their failures) r
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec
 
@@ -29,6 +28,7 @@ from pytest_rocm.parity.result import (
     ParityResult,
     announce,
     failure_message,
+    no_kernel_for_dtype,
 )
 from pytest_rocm.parity.runs import (
     NotInDtype,
@@ -48,14 +48,6 @@ MODES = ("absolute", "cpu-relative", "model")
 
 _TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tols.DTYPE_NAMES}
 
-# Error texts that mean "this op has no kernel for this dtype here" rather than a bug:
-# '"addmm_impl_cpu_" not implemented for 'Half'', 'Unsupported dtype BFloat16', ...
-_UNSUPPORTED = re.compile(
-    r"not implemented for '(?:Half|BFloat16|Float|Double)'"
-    r"|(?:not supported|unsupported)\b.*\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b"
-    r"|\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b.*\b(?:not supported|unsupported)",
-    re.IGNORECASE,
-)
 
 #: what a nondeterministic failure says (docs/parity.md)
 NONDETERMINISTIC_HINT = (
@@ -162,7 +154,7 @@ def assert_parity(
             result.comparisons.append(Comparison(dtype, op, mode, False, "dtype", detail=str(exc)))
             continue
         except (RuntimeError, NotImplementedError, TypeError) as exc:
-            if not _UNSUPPORTED.search(str(exc)):
+            if not no_kernel_for_dtype(str(exc)):
                 raise
             result.unsupported[dtype] = str(exc).strip().splitlines()[0]
             continue

@@ -6,6 +6,7 @@ Torch-free, so the fixture and the report can handle results without importing t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -148,6 +149,26 @@ class DtypeUnsupported(Exception):
         self.dtypes = dtypes
         self.backend = backend
         self.result = result
+
+
+#: what torch says when an op has no kernel for a dtype on a device, rather than a bug: the one
+#: rule (``no_kernel_for_dtype``). ``"addmm_impl_cpu_" not implemented for 'Half'``, ``Unsupported
+#: dtype BFloat16``, ``Low precision dtypes not supported``, ``... only supports float``. Not
+#: ``expected scalar type Float but found Half``: that is mixed dtypes in one run, often the caller's
+#: (kind ``dtype`` when the probe sees it).
+NO_KERNEL_FOR_DTYPE = re.compile(
+    r"not implemented for '\w+'"
+    r"|(?:not supported|unsupported)\b.*\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b"
+    r"|\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b.*\b(?:not supported|unsupported)"
+    r"|low precision dtypes? (?:is |are )?not supported"
+    r"|\bonly supports? (?:float|double|fp32)\b",
+    re.IGNORECASE,
+)
+
+
+def no_kernel_for_dtype(text: str) -> bool:
+    """Whether an error's text says the op has no kernel for the dtype (:data:`NO_KERNEL_FOR_DTYPE`)."""
+    return NO_KERNEL_FOR_DTYPE.search(text) is not None
 
 
 def _num(value: float | None) -> str:

@@ -22,7 +22,7 @@ import pytest
 from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.perf import BUDGETS
 from pytest_rocm.plugin.scale import get_scale
-from pytest_rocm.report.outcomes import INFO_PROPERTY, PERF_PROPERTY
+from pytest_rocm.report.properties import INFO_PROPERTY, PERF_PROPERTY
 from pytest_rocm.workload.schema import WorkloadError, load_workload
 from pytest_rocm.workload.signature import signature_text
 

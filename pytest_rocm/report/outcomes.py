@@ -14,6 +14,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
+# the user_properties keys tests hand data through, named in report.properties; imported from here
+# too (pytest_rocm.INFO_PROPERTY and PARITY_PROPERTY are this module's)
+from pytest_rocm.report.properties import INFO_PROPERTY, PARITY_PROPERTY, PERF_PROPERTY
+
+__all__ = ["INFO_PROPERTY", "PARITY_PROPERTY", "PERF_PROPERTY"]  # and every name defined here
+
 #: what happened to one test (docs/report.md, "outcome")
 Outcome = Literal[
     "passed",
@@ -56,11 +62,6 @@ SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
 )
 
 NOT_INSTALLED_PREFIX = "not installed: "
-
-#: user_properties keys through which tests hand data to the report
-PARITY_PROPERTY = "rocm_parity"  # value: list of parity record dicts (docs/design.md, report/1)
-INFO_PROPERTY = "rocm_info"  # value: dict of facts (library version, backend that ran...)
-PERF_PROPERTY = "rocm_perf"  # value: one perf record dict (pytest_rocm.perf.stats, docs/perf.md)
 
 
 def not_installed_reason(dist: str, detail: str = "") -> str:

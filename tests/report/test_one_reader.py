@@ -309,3 +309,38 @@ def test_a_speed_figure_timed_on_a_busy_machine_is_marked_as_the_gate_judges_it(
         assert "slower" not in loaded.text()
         quiet = entry.figures["quiet"]
         assert quiet is not None and "busy" not in quiet.text()
+
+
+# -- one place for every user_properties key, one rule for "the dtype has no kernel" ----------------
+def test_every_user_properties_key_is_named_in_one_place() -> None:
+    import ast
+
+    from pytest_rocm.report import properties
+
+    package = Path(properties.__file__).parents[1]
+    keys = set(properties.PROPERTIES)
+    found = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in keys:
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == [f"report/properties.py:{n}" for n in sorted(int(f.split(":")[1]) for f in found)]
+    assert len(found) == len(keys) == 6
+
+
+@pytest.mark.parametrize(
+    ("text", "no_kernel"),
+    [
+        ("\"addmm_impl_cpu_\" not implemented for 'Half'", True),
+        ("\"bessel_j0\" not implemented for 'ComplexHalf'", True),
+        ("Unsupported dtype BFloat16", True),
+        ("Low precision dtypes not supported", True),  # docs/parity.md named it; the rule missed it
+        ("mat1 and mat2 must have the same dtype", False),
+        ("expected scalar type Float but found Half", False),  # mixed dtypes: often the caller's
+        ("CUDA error: an illegal memory access was encountered", False),
+    ],
+)
+def test_one_rule_says_the_dtype_has_no_kernel(text: str, no_kernel: bool) -> None:
+    from pytest_rocm.parity.result import no_kernel_for_dtype
+
+    assert no_kernel_for_dtype(text) is no_kernel
