@@ -53,7 +53,7 @@ def ran(pytester: pytest.Pytester) -> tuple[pytest.RunResult, Path]:
 def _failure_section(stdout: str, test: str) -> list[str]:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if re.match(rf"_+ {test} _+", line))
-    end = next(i for i in range(start + 1, len(lines)) if re.match(r"_+ \w+ _+|=+ ", lines[i]))
+    end = next(i for i in range(start + 1, len(lines)) if re.match(r"_{3,} \w+ _{3,}$|=+ ", lines[i]))
     return lines[start:end]
 
 
@@ -114,3 +114,23 @@ def test_a_dtype_without_a_kernel_in_the_documented_words_is_set_aside() -> None
     with pytest.raises(DtypeUnsupported) as info:
         assert_parity(fn, torch.linspace(1.0, 2.0, 8), dtypes=("float32", "float16"))
     assert info.value.dtypes == {"float16": "Low precision dtypes not supported"}
+
+
+def test_an_error_of_the_users_function_reads_from_its_own_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_err="""
+        import torch
+        from pytest_rocm import assert_parity
+
+        def broken(x):
+            return x @ torch.ones(3, 3, dtype=x.dtype)
+
+        def test_user_error():
+            assert_parity(broken, torch.ones(4, 5), dtypes=("float32",))
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    section = "\n".join(_failure_section(result.stdout.str(), "test_user_error"))
+    assert "return x @ torch.ones(3, 3, dtype=x.dtype)" in section and "mat1 and mat2 shapes" in section
+    assert "pytest_rocm" not in section  # no frame of ours between the test's line and fn's

@@ -344,3 +344,15 @@ def test_one_rule_says_the_dtype_has_no_kernel(text: str, no_kernel: bool) -> No
     from pytest_rocm.parity.result import no_kernel_for_dtype
 
     assert no_kernel_for_dtype(text) is no_kernel
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["failed", "error", "xfailed", "skipped", "crashed", "timeout", "not-installed"]),
+    st.text(st.characters(codec="utf-8"), max_size=600),
+    st.sampled_from(["", "pytest_rocm.parity.result.ParityError: ", "a.b.C: ", "Skipped: ", "\n\n"]),
+)
+def test_any_cell_that_did_not_pass_is_one_line_whatever_its_reason(outcome: str, text: str, prefix: str) -> None:
+    line = one_line(Cell(outcome, prefix + text))  # type: ignore[arg-type]
+    assert "\n" not in line and "\r" not in line and len(line) <= 90
+    assert line.startswith(outcome) and not re.match(rf"{outcome}: [A-Za-z_]\w*\.[A-Za-z_][\w.]*: ", line)
