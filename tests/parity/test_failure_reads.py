@@ -134,3 +134,15 @@ def test_an_error_of_the_users_function_reads_from_its_own_line(pytester: pytest
     section = "\n".join(_failure_section(result.stdout.str(), "test_user_error"))
     assert "return x @ torch.ones(3, 3, dtype=x.dtype)" in section and "mat1 and mat2 shapes" in section
     assert "pytest_rocm" not in section  # no frame of ours between the test's line and fn's
+
+
+def test_no_lossy_dtype_advice_where_float32_failed_too() -> None:
+    # a 0.5 % error fails float32 and float16 alike: the code is wrong, not only float16's rounding
+    from pytest_rocm import ParityError, assert_parity
+
+    x = torch.randn(2000, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(ParityError) as info:
+        assert_parity(lambda t: t * 1.005, x, reference_fn=lambda t: t * 1, name="scaled")
+    assert {c.dtype for c in info.value.result.failures} == {"float32", "float16"}  # type: ignore[union-attr]
+    assert "cpu-relative" not in str(info.value)
+    assert str(info.value).splitlines()[0].endswith("float16: elementwise |err| 0.0185 > 0.00737, 632/2000 off")
