@@ -284,16 +284,17 @@ def _lossy_hint(result: ParityResult) -> str:
     )
 
 
-def failure_message(result: ParityResult) -> str:
+def failure_message(result: ParityResult, advice: bool = True) -> str:
     """The ParityError's text: a first line that names what failed (a report keeps the first
-    400 characters, a diff the first line), the table of every comparison, then hints."""
+    400 characters, a diff the first line), the table of every comparison, then hints on how to
+    call ``assert_parity`` (``advice``; not for a caller that has no such call: a workload replay)."""
     kinds = sorted({c.kind for c in result.failures if c.kind}, key=KINDS.index)
     head = f"parity {', '.join(kinds)}: {result.name} on {result.device} (mode {result.mode}, reference float64 on cpu)"
     if result.mode == "model":
         head += "; yardstick: the reference with every result rounded to the dtype"
     if result.failures:
         head += f": {what_failed(result)}"
-    return head + "\n" + result.table() + _lossy_hint(result)
+    return head + "\n" + result.table() + (_lossy_hint(result) if advice else "")
 
 
 # -- who hears of a finished result -----------------------------------------------------------------
