@@ -194,6 +194,7 @@ def describe(reading: ParityReading, number: Any = _default_number) -> str:
         value = "?" if breach.value is None else number(breach.value)
         if breach.criterion in _WORDED_KINDS:
             first = reading.detail.strip().splitlines()[0] if reading.detail.strip() else ""
+            first = first.removeprefix(f"{breach.criterion}: ")  # a vacuous detail names its kind already
             parts.append(f"{breach.criterion}: {first}" if first else breach.criterion)
         elif breach.criterion == "non-finite":
             disagree = "disagree on inf/nan" in reading.detail

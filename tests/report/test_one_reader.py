@@ -178,8 +178,17 @@ MODEL_NORMWISE = {
             {"dtype": "float16", "normwise": 0.4, "rtol": 0.016, "ok": False},
             "failed: fp16 4.0e-01 (rtol 1.6e-02), criterion",
         ),
+        (
+            {
+                "dtype": "float16",
+                "ok": False,
+                "kind": "vacuous",
+                "detail": "vacuous: max |reference| = 0 <= atol = 1e-05",
+            },
+            "failed: fp16 vacuous: max |reference| = 0 <= atol = 1e-05",
+        ),
     ],
-    ids=["elementwise", "model-normwise", "model-both", "exact", "old-record", "dtype-kind", "own-record"],
+    ids=["elementwise", "model-normwise", "model-both", "exact", "old-record", "dtype-kind", "own-record", "vacuous"],
 )
 def test_a_failed_cell_names_the_criterion_with_its_own_figure_and_bound(record: dict[str, Any], line: str) -> None:
     cell = _merge(None, {"nodeid": "t", "feature": "f", "outcome": "failed", "reason": "x", "parity": [record]})
