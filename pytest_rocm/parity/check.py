@@ -11,7 +11,6 @@ cannot judge, the reference, repeatability, per-dtype runs and their failures) r
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec
 
@@ -29,6 +28,7 @@ from pytest_rocm.parity.result import (
     ParityResult,
     announce,
     failure_message,
+    no_kernel_for_dtype,
 )
 from pytest_rocm.parity.runs import (
     NotInDtype,
@@ -48,14 +48,6 @@ MODES = ("absolute", "cpu-relative", "model")
 
 _TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tols.DTYPE_NAMES}
 
-# Error texts that mean "this op has no kernel for this dtype here" rather than a bug:
-# '"addmm_impl_cpu_" not implemented for 'Half'', 'Unsupported dtype BFloat16', ...
-_UNSUPPORTED = re.compile(
-    r"not implemented for '(?:Half|BFloat16|Float|Double)'"
-    r"|(?:not supported|unsupported)\b.*\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b"
-    r"|\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b.*\b(?:not supported|unsupported)",
-    re.IGNORECASE,
-)
 
 #: what a nondeterministic failure says (docs/parity.md)
 NONDETERMINISTIC_HINT = (
@@ -76,6 +68,7 @@ def _announced(check: Callable[_P, ParityResult]) -> Callable[_P, ParityResult]:
 
     @functools.wraps(check)
     def announcing(*args: _P.args, **kwargs: _P.kwargs) -> ParityResult:
+        __tracebackhide__ = True  # pytest shows the caller's line and the message, not this wrapper
         try:
             result = check(*args, **kwargs)
         except (ParityError, DtypeUnsupported) as exc:
@@ -115,6 +108,7 @@ def assert_parity(
     ``options`` (:class:`~pytest_rocm.parity.options.ParityOptions`), each of whose fields may
     also be given as a keyword here (overriding ``options``).
     """
+    __tracebackhide__ = True  # a failure reads as the caller's line and the table, not our source
     opts = (options or ParityOptions()).updated(settings)
     dtypes = tols.DEFAULT_DTYPES if opts.dtypes is None else opts.dtypes
     mode, grad, cpu_factor, module = opts.mode, opts.grad, opts.cpu_factor, opts.module
@@ -160,7 +154,7 @@ def assert_parity(
             result.comparisons.append(Comparison(dtype, op, mode, False, "dtype", detail=str(exc)))
             continue
         except (RuntimeError, NotImplementedError, TypeError) as exc:
-            if not _UNSUPPORTED.search(str(exc)):
+            if not no_kernel_for_dtype(str(exc)):
                 raise
             result.unsupported[dtype] = str(exc).strip().splitlines()[0]
             continue
@@ -224,6 +218,7 @@ def _run(
     """Every run of a call goes through here: the seam tests use to break only the device runs
     (those whose ``dtype`` is not float64; the model yardstick computes in float64, rounding to
     ``round_to``, on the reference's side). ``args``/``kwargs`` are ``spec``'s, for such wrappers."""
+    __tracebackhide__ = True  # an error of fn reads from fn's own frame
     if round_to is not None:
         return run(fn, spec, dev, round_to, emulate=True)
     return run(fn, spec, dev, dtype)
@@ -233,6 +228,7 @@ def _guarded_run(
     result: ParityResult, dtypes: tuple[str, ...], fn: Callable[..., Any], spec: RunSpec, dev: Any, dtype: str
 ) -> Run:
     """The reference run; one that did not compute in its dtype fails every dtype."""
+    __tracebackhide__ = True
     try:
         return _run(fn, spec.args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
     except NotInDtype as exc:
@@ -257,6 +253,7 @@ def _refuse_unjudgeable_inputs(op: str, args: Any, kwargs: Any) -> None:
 
 
 def _references(ref_run: Run, result: ParityResult, dtypes: tuple[str, ...]) -> Leaves:
+    __tracebackhide__ = True
     try:
         leaves = ref_run.leaves(result.name)
     except Structure as exc:
@@ -276,6 +273,7 @@ def _check_repeatable(
 ) -> None:
     """Run the reference again: where it differs from the first beyond the reference dtype's rounding,
     the comparisons prove nothing (dropout, train mode, random numbers): kind ``nondeterministic``."""
+    __tracebackhide__ = True
     again = _run(fn, spec.args, spec.kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], spec).leaves(result.name)
     tol = tols.default_tolerance(ref_dtype, k)
     found = []

@@ -131,9 +131,11 @@ def compare_float(
     if base.n_bad:
         # the worst element is the one furthest beyond its bound, relative to that bound
         ratio = torch.where(bad, (excess - slack) / (ref.abs * tol.rtol + slack), -1.0)
-        base.worst = _worst(g, ref.tensor, int(ratio.reshape(-1).argmax()))
-    else:
-        base.worst = _worst(g, ref.tensor, int(flat))
+        flat = int(ratio.reshape(-1).argmax())
+    base.worst = _worst(g, ref.tensor, int(flat))
+    # that element's own bound: what a failed cell names beside its error (parity.reading)
+    bound = slack + tol.rtol * float(ref.abs.reshape(-1)[int(flat)])
+    base.extra["worst_bound"] = max(bound, floor) if floor > 0 else bound
     # max relative error over elements whose reference is not 0 (d/0 -> inf or nan, zeroed);
     # in place: d is not needed any more
     base.max_rel = float(d.div_(ref.abs).nan_to_num_(nan=0.0, posinf=0.0).max())

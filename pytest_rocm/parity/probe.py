@@ -57,6 +57,7 @@ class DtypeProbe(_LightMode):
         self.param_dtypes: dict[str, dict[int, tuple[int, ...]]] = {}
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        __tracebackhide__ = True  # an error of fn's op reads from fn's line, not from this mode
         kwargs = kwargs or {}
         flat, _ = tree_flatten((args, kwargs))
         # before the op: an op that fails on mixed dtypes is seen too
@@ -109,6 +110,7 @@ class RoundTo(_LightMode):
         self.compute = compute
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        __tracebackhide__ = True
         out = func(*args, **(kwargs or {}))
         # views and in-place ops alias their inputs (already rounded): rounding a copy would cut the alias
         if func._schema.is_mutable or getattr(func, "is_view", False):

@@ -6,9 +6,12 @@ Torch-free, so the fixture and the report can handle results without importing t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
+
+from pytest_rocm.parity.reading import describe, read_parity
 
 #: failure kinds, most severe first (a result's kind is the most severe of its comparisons); a
 #: parity record's ``kind`` in the report is one of these or null. ``dtype``: a run did not compute
@@ -148,6 +151,26 @@ class DtypeUnsupported(Exception):
         self.result = result
 
 
+#: what torch says when an op has no kernel for a dtype on a device, rather than a bug: the one
+#: rule (``no_kernel_for_dtype``). ``"addmm_impl_cpu_" not implemented for 'Half'``, ``Unsupported
+#: dtype BFloat16``, ``Low precision dtypes not supported``, ``... only supports float``. Not
+#: ``expected scalar type Float but found Half``: that is mixed dtypes in one run, often the caller's
+#: (kind ``dtype`` when the probe sees it).
+NO_KERNEL_FOR_DTYPE = re.compile(
+    r"not implemented for '\w+'"
+    r"|(?:not supported|unsupported)\b.*\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b"
+    r"|\b(?:float16|bfloat16|half|bf16|fp16|float64|double)\b.*\b(?:not supported|unsupported)"
+    r"|low precision dtypes? (?:is |are )?not supported"
+    r"|\bonly supports? (?:float|double|fp32)\b",
+    re.IGNORECASE,
+)
+
+
+def no_kernel_for_dtype(text: str) -> bool:
+    """Whether an error's text says the op has no kernel for the dtype (:data:`NO_KERNEL_FOR_DTYPE`)."""
+    return NO_KERNEL_FOR_DTYPE.search(text) is not None
+
+
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
@@ -222,12 +245,56 @@ def format_table(result: ParityResult) -> str:
     return "\n".join(lines + notes)
 
 
-def failure_message(result: ParityResult) -> str:
+#: how many failed comparisons the message's first line names (the table below has every one)
+FIRST_LINE_FAILURES = 3
+#: dtypes whose own rounding an op's cancellation can push past the absolute tolerance on any device
+_LOSSY_DTYPES = ("float16", "bfloat16")
+
+
+def _number3(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def what_failed(result: ParityResult) -> str:
+    """``float16: elementwise |err| 1 > 0.00363, 1/2048 off``: each failed comparison (at most
+    :data:`FIRST_LINE_FAILURES`, then how many more) with the criterion that failed, its own figure
+    and bound (``parity.reading``, the reader the report's cells use)."""
+    parts = []
+    for c in result.failures[:FIRST_LINE_FAILURES]:
+        output = f" {c.name}" if c.name != result.name else ""
+        parts.append(f"{c.dtype}{output}: {describe(read_parity(c.record()), _number3)}")
+    more = len(result.failures) - FIRST_LINE_FAILURES
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _lossy_hint(result: ParityResult) -> str:
+    """On the CPU in absolute mode, a low-precision dtype that misses its tolerance is the CPU
+    baseline itself failing: the dtype is lossy for this op, which a device cannot be blamed for."""
+    lossy = sorted({c.dtype for c in result.failures if c.kind == "mismatch" and c.dtype in _LOSSY_DTYPES})
+    if result.mode != "absolute" or not lossy or not result.device.startswith("cpu"):
+        return ""
+    if any(c.dtype not in _LOSSY_DTYPES for c in result.failures):
+        return ""  # float32 failed too: the code is wrong, not only the dtype's rounding
+    dtypes = "/".join(lossy)
+    return (
+        f"\nThis ran on the CPU, the baseline itself: a {dtypes} miss here is often the dtype, not a device "
+        '(cancellation: a small result of large terms keeps their rounding error). mode="cpu-relative" '
+        f'judges a device against the CPU\'s own {dtypes} run: it separates "this dtype is lossy" from '
+        '"this device is wrong".'
+    )
+
+
+def failure_message(result: ParityResult, advice: bool = True) -> str:
+    """The ParityError's text: a first line that names what failed (a report keeps the first
+    400 characters, a diff the first line), the table of every comparison, then hints on how to
+    call ``assert_parity`` (``advice``; not for a caller that has no such call: a workload replay)."""
     kinds = sorted({c.kind for c in result.failures if c.kind}, key=KINDS.index)
     head = f"parity {', '.join(kinds)}: {result.name} on {result.device} (mode {result.mode}, reference float64 on cpu)"
     if result.mode == "model":
         head += "; yardstick: the reference with every result rounded to the dtype"
-    return head + "\n" + result.table()
+    if result.failures:
+        head += f": {what_failed(result)}"
+    return head + "\n" + result.table() + (_lossy_hint(result) if advice else "")
 
 
 # -- who hears of a finished result -----------------------------------------------------------------

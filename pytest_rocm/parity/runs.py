@@ -137,6 +137,7 @@ def run(fn: Callable[..., Any], spec: RunSpec, dev: torch.device, dtype: torch.d
     result rounded to ``dtype``. Otherwise the run is probed and raises NotInDtype when it did not
     compute in ``dtype``.
     """
+    __tracebackhide__ = True  # an error of fn reads from fn's own frame
     convert = caster(dev, dtype, emulate)
     leaves_in: list[torch.Tensor] = []
 

@@ -30,7 +30,7 @@ from pytest_rocm.plugin.session import (
     get_state,
     install,
 )
-from pytest_rocm.report.outcomes import PARITY_PROPERTY
+from pytest_rocm.report.properties import PARITY_PROPERTY
 
 pytest_plugins = [
     "pytest_rocm.plugin.aliases",

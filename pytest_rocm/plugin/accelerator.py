@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.records import ACCELERATOR_PROPERTY
+from pytest_rocm.report.properties import ACCELERATOR_PROPERTY
 
 
 def allocations() -> int | None:

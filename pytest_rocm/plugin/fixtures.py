@@ -94,6 +94,7 @@ class Parity:
         self.dtype = dtype
 
     def __call__(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        __tracebackhide__ = True  # a failing parity(...) reads as the test's line and the table
         from pytest_rocm.parity.check import DtypeUnsupported, assert_parity
         from pytest_rocm.parity.options import FIELDS, ParityOptions
 

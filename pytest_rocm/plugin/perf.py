@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.outcomes import PERF_PROPERTY
+from pytest_rocm.report.properties import PERF_PROPERTY
 
 #: measure()'s settings per scale profile. ``ci``: a few hundred ms per row, and enough samples of
 #: at least 2 ms each that a 2x change lies outside the recorded spread on a shared 2-core machine

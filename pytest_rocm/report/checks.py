@@ -52,7 +52,7 @@ def _schema_enum(*path: str) -> frozenset[str]:
 
 _OUTCOMES = _schema_enum("$defs", "result", "properties", "outcome")
 _FIGURE_WORDS = frozenset(("inf", "-inf", "nan"))
-_PARITY_FIGURES = ("max_abs", "max_rel", "normwise", "rtol", "atol")
+_PARITY_FIGURES = ("max_abs", "max_rel", "normwise", "rtol", "atol", "worst_bound")  # the schema's figures
 
 
 def _is_number(value: Any) -> bool:

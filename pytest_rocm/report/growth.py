@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_rocm.report.load import metric, worse
+from pytest_rocm.parity.reading import error_of, figure
+from pytest_rocm.report.load import worse
 from pytest_rocm.report.records import ParityRecord
 
 #: errors at or below this are noise for the growth check (a float32 result that was exact)
@@ -32,10 +33,6 @@ class Growth:
     base: float
     candidate: float
     factor: float
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def at_least(value: float, worst: float) -> bool:
@@ -58,9 +55,11 @@ def parity_figures(
     for record in parity:
         if not isinstance(record, dict):
             continue
+        # parity.reading's error_of and shown_tolerance, inlined: a float is figure()'s answer as
+        # it stands, so most records need no call (a property test holds this to read_parity)
         normwise = record.get("normwise")
-        # a float figure is metric()'s answer as it stands (float(x) is x): no call for most records
-        value = normwise if type(normwise) is float else metric(record)
+        from_normwise = type(normwise) is float or figure(normwise) is not None
+        value = normwise if type(normwise) is float else error_of(record)
         if value is None:
             continue
         dtype = record.get("dtype", "?")
@@ -70,10 +69,10 @@ def parity_figures(
         errors[dtype] = worse(errors[dtype], value) if dtype in errors else value
         key = (dtype, record.get("name"))
         named[key] = worse(named[key], value) if key in named else value
-        normwise_tol = record.get("normwise_tol")
-        normwise_tol = _number(normwise_tol) if normwise is not None and normwise_tol is not None else None
+        normwise_tol = record.get("normwise_tol") if from_normwise else None
+        normwise_tol = normwise_tol if type(normwise_tol) is float else figure(normwise_tol)
         rtol = record.get("rtol")
-        rtol = rtol if type(rtol) is float else _number(rtol)
+        rtol = rtol if type(rtol) is float else figure(rtol)
         # a normwise_tol of 0 is no bound (exact comparisons, figures the check did not judge normwise)
         tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol) if rtol is not None else None
         if tol is not None and (dtype not in judged or at_least(value, judged[dtype])):

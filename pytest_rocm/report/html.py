@@ -34,7 +34,7 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
-from pytest_rocm.report.oneline import one_line
+from pytest_rocm.report.oneline import failure_lines, one_line
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
 from pytest_rocm.report.perf import table_chart_svg
 from pytest_rocm.report.selection import NOT_SELECTED
@@ -219,8 +219,9 @@ def _marked_cell(cell: Cell, figure: str, growth: float | None, base: str, span:
         title: str = cell.outcome
     else:
         title = line = one_line(cell)
-        reason = (cell.reason or "").removeprefix("Skipped: ")
-        body = (f"<pre class=full>{_attr(reason)}</pre>" if reason else "") + (
+        # what failed, from the records (whole in the report), then the recorded reason as it is
+        text = "\n".join(p for p in (*failure_lines(cell.failed), (cell.reason or "").removeprefix("Skipped: ")) if p)
+        body = (f"<pre class=full>{_attr(text)}</pre>" if text else "") + (
             f"<small class=fig>{_attr(figure)}</small>" if figure else ""
         )
         if body:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm.env.textfile import UserFileError, read_text
+from pytest_rocm.parity.reading import error_of
 from pytest_rocm.report.checks import ReportError, _parse, plainly_valid, validate
 from pytest_rocm.report.files import sidecar_path
 from pytest_rocm.report.partial import from_sidecar
@@ -62,15 +63,9 @@ def load_reports(paths: Sequence[str | Path]) -> list[ReportDocument]:
 
 
 def metric(record: Mapping[str, Any]) -> float | None:
-    """The error figure of a parity record: normwise when measured, else the elementwise max_rel."""
-    for key in ("normwise", "max_rel"):
-        value = record.get(key)
-        if value is not None:
-            try:
-                return float(value)  # "inf"/"nan" strings come back as floats
-            except (TypeError, ValueError):
-                continue
-    return None
+    """The error figure of a parity record: normwise when measured, else the elementwise max_rel
+    (``parity.reading.error_of``, the one reader of a record; this name stays for its callers)."""
+    return error_of(record)
 
 
 def worse(a: float, b: float) -> float:

@@ -24,6 +24,7 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
+from pytest_rocm.report.oneline import failure_lines
 from pytest_rocm.report.outcomes import SUMMARY
 from pytest_rocm.report.selection import empty_cell_text
 from pytest_rocm.report.speed import speed_block
@@ -67,7 +68,9 @@ class Notes:
                 f'<a id="note-{n}"></a>**note {n}**: `{_esc(feature)}` in {_esc(table.column(label))}: {cell.outcome}',
                 "",
             ]
-            body = "\n".join(p for p in ((cell.reason or "").removeprefix("Skipped: "), cell.figure()) if p)
+            # what failed, from the records (whole in the report: the reason may be cut), then the reason
+            reason = (cell.reason or "").removeprefix("Skipped: ")
+            body = "\n".join(p for p in (*failure_lines(cell.failed), reason, cell.figure()) if p)
             out += [markdown_pre(body), ""]
         return out[:-1]
 

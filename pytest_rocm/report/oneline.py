@@ -3,8 +3,10 @@
 The table shows this line in the cell; the whole recorded reason sits behind a click (HTML) or in
 the "Failure details" section (Markdown). Pure and stdlib only.
 
-- a parity failure: its worst failing record, ``fp16 1.0e-02 > tol 9.8e-04, 237/512 off``;
-  non-finite output: ``fp16 non-finite where the reference is finite, 3/512 off``;
+- a parity failure: its worst failing record and the criterion that failed, with that
+  criterion's own figure and bound (``parity.reading``): ``fp16 elementwise |err| 1.0e+00 >
+  3.6e-03, 1/2048 off``, ``fp16 normwise error 5.2e-03 > 1.9e-03``; non-finite output: ``fp16
+  non-finite where the reference is finite, 3/512 off``;
 - a crash: how the process ended, ``crashed: SIGSEGV`` (``crashed: exit status 3``);
 - a timeout: ``timeout: over the 900s timeout``;
 - anything else: the reason's first line without the exception's module path
@@ -19,8 +21,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm.parity.reading import breaches, describe, read_parity
 from pytest_rocm.parity.tolerances import short_dtype
-from pytest_rocm.report.load import metric
 
 if TYPE_CHECKING:
     from pytest_rocm.report.table import Cell
@@ -34,48 +36,57 @@ _TIMEOUT = re.compile(r"over the ([\d.]+s) timeout|Timeout \(([^)]*)\)")
 _CLASS_PATH = re.compile(r"^(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)(?=: |:$|$)")
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
+#: failures of these criteria rank above any figure's excess (the run proved nothing, or nothing finite)
+_SEVERITY: dict[str, int] = {"structure": 5, "dtype": 4, "nondeterministic": 3, "non-finite": 2, "vacuous": 0}
 
 
-def _tolerance(record: Mapping[str, Any]) -> tuple[str, float] | None:
-    """("tol", normwise_tol) for a normwise figure with a bound, else ("rtol", rtol)."""
-    normwise_tol = _number(record.get("normwise_tol")) if record.get("normwise") is not None else None
-    if normwise_tol:
-        return "tol", normwise_tol
-    rtol = _number(record.get("rtol"))
-    return ("rtol", rtol) if rtol is not None else None
+def _badness(record: Mapping[str, Any]) -> tuple[int, float]:
+    """How bad a failing record is: its worst criterion's severity, then how far past its bound."""
+    failed = breaches(record)
+    if not failed:
+        return (-1, 0.0)
+    ratio = failed[0].ratio
+    return _SEVERITY.get(failed[0].criterion, 1), math.inf if math.isnan(ratio) else ratio
 
 
-def _badness(record: Mapping[str, Any]) -> float:
-    """How far past its tolerance a failing record is (non-finite the worst of all)."""
-    value, tol = metric(record), _tolerance(record)
-    if value is None or not math.isfinite(value) or record.get("kind") == "non-finite":
-        return math.inf
-    return value / tol[1] if tol and tol[1] > 0 else value
+def is_failing(record: Any) -> bool:
+    """A parity record that failed (``ok`` false), whatever it recorded beside."""
+    return isinstance(record, dict) and record.get("ok") is False
 
 
 def worst_failing(parity: Sequence[Any]) -> dict[str, Any] | None:
-    """The parity record that failed worst (``ok`` false, with a figure), None when none did."""
-    failing = [r for r in parity if isinstance(r, dict) and r.get("ok") is False and metric(r) is not None]
+    """The parity record that failed worst (``ok`` false), None when none did."""
+    failing = [r for r in parity if is_failing(r)]
     return max(failing, key=_badness) if failing else None
 
 
-def parity_line(record: Mapping[str, Any]) -> str:
-    """``fp16 1.0e-02 > tol 9.8e-04, 237/512 off`` (``name`` first when the record has one)."""
-    dtype = short_dtype(str(record.get("dtype", "?")))
-    value, tol = metric(record), _tolerance(record)
-    n_bad, numel = record.get("n_bad"), record.get("numel")
-    off = f", {n_bad}/{numel} off" if isinstance(n_bad, int) and isinstance(numel, int) and n_bad else ""
-    if value is None or not math.isfinite(value) or record.get("kind") == "non-finite":
-        return f"{dtype} non-finite where the reference is finite{off}"
-    bound = f" > {tol[0]} {tol[1]:.1e}" if tol else ""
-    return f"{dtype} {value:.1e}{bound}{off}"
+def parity_line(record: Mapping[str, Any], named: bool = False) -> str:
+    """``fp16 elementwise |err| 1.0e+00 > 3.6e-03, 1/2048 off``: the dtype and what failed, each
+    criterion with its own figure and bound (``parity.reading.describe``); ``named``: the output's
+    name after the dtype (``fp16 gelu.grad[0]: ...``), for lists of several records."""
+    reading = read_parity(record)
+    dtype = short_dtype(reading.dtype)
+    if named and reading.name:
+        dtype += f" {reading.name}:"
+    if not reading.failed:
+        tol = f" ({reading.tolerance[0]} {reading.tolerance[1]:.1e})" if reading.tolerance else ""
+        return f"{dtype} {reading.error:.1e}{tol}" if reading.error is not None else dtype
+    return f"{dtype} {describe(reading)}"
+
+
+#: how many failed records a note lists (the report holds every one)
+NOTE_RECORDS = 20
+
+
+def failure_lines(failed: Sequence[Mapping[str, Any]], limit: int = NOTE_RECORDS) -> list[str]:
+    """One line per failed record, the worst first, each naming its output and criterion: what a
+    cell's note and the HTML cell's details show, read from the records (never from the reason,
+    which a report cuts)."""
+    ranked = sorted(failed, key=_badness, reverse=True)
+    lines = [parity_line(r, named=True) for r in ranked[:limit]]
+    if len(ranked) > limit:
+        lines.append(f"... and {len(ranked) - limit} more failed records (the report has every one)")
+    return lines
 
 
 def first_line(reason: str | None) -> str:

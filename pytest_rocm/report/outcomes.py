@@ -14,6 +14,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
+# the user_properties keys tests hand data through, named in report.properties; imported from here
+# too (pytest_rocm.INFO_PROPERTY and PARITY_PROPERTY are this module's)
+from pytest_rocm.report.properties import INFO_PROPERTY, PARITY_PROPERTY, PERF_PROPERTY
+
+__all__ = ["INFO_PROPERTY", "PARITY_PROPERTY", "PERF_PROPERTY"]  # and every name defined here
+
 #: what happened to one test (docs/report.md, "outcome")
 Outcome = Literal[
     "passed",
@@ -57,11 +63,6 @@ SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
 
 NOT_INSTALLED_PREFIX = "not installed: "
 
-#: user_properties keys through which tests hand data to the report
-PARITY_PROPERTY = "rocm_parity"  # value: list of parity record dicts (docs/design.md, report/1)
-INFO_PROPERTY = "rocm_info"  # value: dict of facts (library version, backend that ran...)
-PERF_PROPERTY = "rocm_perf"  # value: one perf record dict (pytest_rocm.perf.stats, docs/perf.md)
-
 
 def not_installed_reason(dist: str, detail: str = "") -> str:
     """``not installed: bitsandbytes (needs >=0.43)``"""
@@ -104,8 +105,17 @@ def reason_of(report: Any) -> str:
     if not text:
         lines = [line.strip() for line in _longrepr_text(report).splitlines() if line.strip()]
         text = lines[-1] if lines else ""
-    text = text.removeprefix("Skipped: ")
-    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+    return bounded(text.removeprefix("Skipped: "))
+
+
+def bounded(text: str, limit: int = MAX_REASON) -> str:
+    """``text`` in at most ``limit`` characters, cut after its last whole line that fits (a cut
+    inside a row of a table leaves half a row that reads as a figure) and marked with ``…``; a
+    first line longer than the limit is cut inside it."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, limit - 1)
+    return text[:end] + "\n…" if end > 0 else text[: limit - 1] + "…"
 
 
 def _skip_outcome(report: Any) -> tuple[Outcome, str | None]:

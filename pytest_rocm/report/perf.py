@@ -29,7 +29,9 @@ DEFAULT_MAX_SLOWDOWN = 1.25
 TOO_NOISY_SPREAD = 1.0
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
+    """The number rule of a perf record's fields: a finite int or float, never a bool (unlike a
+    parity figure, ``parity.reading.figure``, a perf figure is never ``"inf"``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
@@ -37,7 +39,7 @@ def _number(value: Any) -> float | None:
 
 def busy_share(record: Mapping[str, Any] | None) -> float | None:
     """The row's ``run_queue_share`` when it is BUSY_SHARE or more (timed on a busy machine), else None."""
-    share = _number(record.get("run_queue_share")) if isinstance(record, Mapping) else None
+    share = finite_number(record.get("run_queue_share")) if isinstance(record, Mapping) else None
     return share if share is not None and share >= BUSY_SHARE else None
 
 
@@ -79,23 +81,23 @@ def perf_figure(record: Mapping[str, Any] | None, scale: tuple[float, str] | Non
     ``scale``: (divisor, unit) from :func:`unit_scale`, the unit of the figure's group."""
     if not isinstance(record, Mapping):
         return ""
-    throughput, unit = _number(record.get("throughput")), record.get("unit")
+    throughput, unit = finite_number(record.get("throughput")), record.get("unit")
     if throughput is not None and isinstance(unit, str) and unit:
         text = format_throughput(throughput, *scale) if scale else _scaled(throughput, unit)
     else:
-        median = _number(record.get("median_s"))
+        median = finite_number(record.get("median_s"))
         if median is None:
             return ""
         text = f"{median * 1e3:.3g} ms" if median >= 1e-3 else f"{median * 1e6:.3g} µs"
-    fraction = _number(record.get("peak_fraction"))
+    fraction = finite_number(record.get("peak_fraction"))
     if fraction is not None:
         text += f", {fraction * 100:.2g} % of peak"
     noise = noise_text(record)
     if noise:
         text += f", {noise}"
-    share = busy_share(record)
-    if share is not None:
-        text += f", timed on a busy machine (waited for a core {share:.0%} of the time): cannot judge"
+    busy = busy_text(record)
+    if busy:
+        text += f", {busy}"
     if record.get("truncated") == "budget":
         text += f", {record.get('reps')} reps in its budget"
     return text
@@ -104,8 +106,22 @@ def perf_figure(record: Mapping[str, Any] | None, scale: tuple[float, str] | Non
 def noise_text(record: Mapping[str, Any]) -> str:
     """``too noisy to judge (spread 4.6e+02)`` for a figure whose recorded spread would hide a 2x
     change (``TOO_NOISY_SPREAD``), else ``""``: the one mark of a noisy figure, wherever shown."""
-    spread = _number(record.get("spread"))
+    spread = finite_number(record.get("spread"))
     return f"too noisy to judge (spread {spread:.2g})" if spread is not None and spread >= TOO_NOISY_SPREAD else ""
+
+
+def busy_text(record: Mapping[str, Any]) -> str:
+    """``timed on a busy machine (waited for a core 130% of the time): cannot judge`` for a figure
+    timed while other processes had the cores (:func:`busy_share`, the evidence the gate calls
+    "noisy"), else ``""``: the one mark of such a figure, in a cell and in the speed block alike."""
+    share = busy_share(record)
+    return "" if share is None else f"timed on a busy machine (waited for a core {share:.0%} of the time): cannot judge"
+
+
+def caveats(record: Mapping[str, Any]) -> str:
+    """Every mark a figure needs before anyone reads it: too noisy (:func:`noise_text`), timed on
+    a busy machine (:func:`busy_text`); ``""`` for a figure that can be judged."""
+    return ", ".join(part for part in (noise_text(record), busy_text(record)) if part)
 
 
 # -- the gate -----------------------------------------------------------------------------------
@@ -132,10 +148,10 @@ class Slowdown:
 def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
     """How many times slower ``after`` ran: base throughput / candidate throughput (same unit),
     else candidate median / base median; None when they cannot be compared."""
-    tp_b, tp_a = _number(before.get("throughput")), _number(after.get("throughput"))
+    tp_b, tp_a = finite_number(before.get("throughput")), finite_number(after.get("throughput"))
     if tp_b and tp_a and before.get("unit") == after.get("unit"):
         return tp_b / tp_a
-    med_b, med_a = _number(before.get("median_s")), _number(after.get("median_s"))
+    med_b, med_a = finite_number(before.get("median_s")), finite_number(after.get("median_s"))
     if med_b and med_a is not None and before.get("work") == after.get("work"):
         return med_a / med_b
     return None
@@ -147,11 +163,11 @@ def _unusable_base(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
     raw = before.get("median_s")
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         return False  # no median at all: nothing was measured there
-    tp_b, tp_a = _number(before.get("throughput")), _number(after.get("throughput"))
+    tp_b, tp_a = finite_number(before.get("throughput")), finite_number(after.get("throughput"))
     if tp_b and tp_b > 0 and tp_a is not None and before.get("unit") == after.get("unit"):
         return False  # the throughputs compare
     usable = math.isfinite(raw) and raw > 0
-    return not usable and _number(after.get("median_s")) is not None
+    return not usable and finite_number(after.get("median_s")) is not None
 
 
 def slowdown_of(
@@ -171,7 +187,7 @@ def slowdown_of(
     factor = _speed_ratio(before, after)
     if factor is None or not factor > max_slowdown:
         return None
-    noise = max(_number(before.get("spread")) or 0.0, _number(after.get("spread")) or 0.0)
+    noise = max(finite_number(before.get("spread")) or 0.0, finite_number(after.get("spread")) or 0.0)
     shares = [share for share in (busy_share(before), busy_share(after)) if share is not None]
     busy = max(shares) if shares else None
     return Slowdown(
@@ -214,16 +230,14 @@ def perf_chart_svg(rows: Sequence[tuple[str, Mapping[str, Mapping[str, Any] | No
         parts.append(f'<text x="0" y="{y + bar_h}" font-size="11">{html.escape(feature)}</text>')
         for i, column in enumerate(columns):
             speed, record = speeds[column], cells.get(column)
-            fraction = _number(record.get("peak_fraction")) if isinstance(record, Mapping) else None
+            fraction = finite_number(record.get("peak_fraction")) if isinstance(record, Mapping) else None
             if single:
                 length = 0 if fraction is None else max(1, round(width * min(fraction, 1.0)))
             else:
                 length = 0 if not speed else max(1, round(width * speed / best))
             scale = scales.get((feature.split("[", 1)[0], str(record.get("unit")))) if record else None
             figure = perf_figure(record, scale) or "not measured"
-            colour = (
-                "#bdbdbd" if isinstance(record, Mapping) and noise_text(record) else BAR_COLOURS[i % len(BAR_COLOURS)]
-            )
+            colour = "#bdbdbd" if isinstance(record, Mapping) and caveats(record) else BAR_COLOURS[i % len(BAR_COLOURS)]
             parts.append(
                 f'<rect x="{left}" y="{y}" width="{length}" height="{bar_h - 2}" class="perf-col{i}"'
                 f' fill="{colour}"><title>{html.escape(column)}: {html.escape(figure)}</title></rect>'
@@ -245,7 +259,7 @@ def _group_scales(measured: Sequence[tuple[str, Any, Any, Any]]) -> dict[tuple[s
     largest: dict[tuple[str, str], float] = {}
     for feature, cells, _, _ in measured:
         for record in cells.values():
-            throughput = _number(record.get("throughput")) if isinstance(record, Mapping) else None
+            throughput = finite_number(record.get("throughput")) if isinstance(record, Mapping) else None
             if throughput is not None and isinstance(record.get("unit"), str):
                 key = (feature.split("[", 1)[0], record["unit"])
                 largest[key] = max(largest.get(key, 0.0), throughput)
@@ -268,8 +282,8 @@ def _speed(record: Mapping[str, Any] | None) -> float | None:
     """Higher is faster: the throughput, else 1 / median."""
     if not isinstance(record, Mapping):
         return None
-    throughput = _number(record.get("throughput"))
+    throughput = finite_number(record.get("throughput"))
     if throughput:
         return throughput
-    median = _number(record.get("median_s"))
+    median = finite_number(record.get("median_s"))
     return 1.0 / median if median else None

@@ -26,13 +26,14 @@ from pytest_rocm.report.features import (
     row_facts,
     suite_of,
 )
-from pytest_rocm.report.outcomes import (
+from pytest_rocm.report.outcomes import OUTCOMES, Outcome, outcome_of
+from pytest_rocm.report.properties import (
+    ACCELERATOR_PROPERTY,
+    FEATURE_PROPERTY,
     INFO_PROPERTY,
-    OUTCOMES,
     PARITY_PROPERTY,
     PERF_PROPERTY,
-    Outcome,
-    outcome_of,
+    TIMEOUT_PROPERTY,
 )
 
 if TYPE_CHECKING:  # the type only: report/ does not import parity/
@@ -55,14 +56,14 @@ SIDECAR_FINISHED = "finished"
 #: a sidecar of an earlier version names the test that starts now (``nodeid``, ``feature``,
 #: ``suite``) in a line of this kind before each test; still read
 SIDECAR_RUNNING = "running"
-#: user_properties key through which a worker hands the ``feature`` marker's name to the controller
-FEATURE_PROPERTY = "rocm_feature"
-#: user_properties key carrying a test's own ``timeout`` marker (seconds), so the controller can tell
-#: a worker killed by that timeout from a crash (the setup report brings it before the call starts)
-TIMEOUT_PROPERTY = "rocm_timeout"
-#: user_properties key: whether the test allocated on the accelerator (plugin.accelerator)
-ACCELERATOR_PROPERTY = "rocm_accelerator"
-__all__ = ["SUITE_FOLDERS", "feature_of", "suite_of"]  # re-exported: named in report.features
+__all__ = [  # re-exported: named in report.features and report.properties
+    "ACCELERATOR_PROPERTY",
+    "FEATURE_PROPERTY",
+    "SUITE_FOLDERS",
+    "TIMEOUT_PROPERTY",
+    "feature_of",
+    "suite_of",
+]
 
 
 # -- the shape of a report (docs/design.md, report/1) -------------------------------------------

@@ -18,7 +18,6 @@ column against the entry's fastest.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.grid import SLOWDOWN_FACTOR, slowdown_text, split_dtype
 from pytest_rocm.report.oneline import one_line
 from pytest_rocm.report.outcomes import GOOD
-from pytest_rocm.report.perf import format_throughput, noise_text, slowdown_of, unit_scale
+from pytest_rocm.report.perf import caveats, finite_number, format_throughput, slowdown_of, unit_scale
 from pytest_rocm.report.table import Cell, Table
 
 #: how many entries the block shows at most (the throughput chart further down has every row)
@@ -69,7 +68,9 @@ class Figure:
     throughput: str  # ``195 GFLOP/s`` in the entry group's unit
     peak: str  # ``4.9 % of peak``, or ""
     backend: str  # ``hipblaslt, TunableOp`` / ``SDPA flash``, or ""
-    noisy: str  # ``too noisy to judge (spread 4.6e+02)``, or ""
+    #: ``too noisy to judge (spread 4.6e+02)``, ``timed on a busy machine (...): cannot judge``
+    #: (``perf.caveats``: the evidence diff calls noisy), or ""
+    noisy: str
     variant: str  # which of the matching rows gave it (``flash``, ``bf16``), "" when one row matched
     speed: float  # the raw throughput (or 1 / median), for the bars
     fraction: float | None  # of the device's published peak
@@ -111,17 +112,11 @@ class SpeedBlock:
     note: str = ""
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _speed(record: Mapping[str, Any]) -> float | None:
-    throughput = _number(record.get("throughput"))
+    throughput = finite_number(record.get("throughput"))
     if throughput and throughput > 0:
         return throughput
-    median = _number(record.get("median_s"))
+    median = finite_number(record.get("median_s"))
     return 1.0 / median if median and median > 0 else None
 
 
@@ -232,7 +227,7 @@ def _fill_figures(table: Table, entries: list[Entry], records: dict[tuple[str, s
                 groups.setdefault(entry.group, []).append((entry, label, records[(entry.title, label)][2]))
     for members in groups.values():
         units = {str(r.get("unit") or "") for _, _, r in members}
-        largest = max((_number(r.get("throughput")) or 0.0) for _, _, r in members)
+        largest = max((finite_number(r.get("throughput")) or 0.0) for _, _, r in members)
         # one unit per group; rows of another unit in one group (not expected) keep their own
         scale = unit_scale(units.pop(), largest) if len(units) == 1 else None
         for entry, label, record in members:
@@ -241,20 +236,20 @@ def _fill_figures(table: Table, entries: list[Entry], records: dict[tuple[str, s
 
 
 def _figure(feature: str, variant: str, record: Mapping[str, Any], scale: tuple[float, str] | None) -> Figure:
-    throughput, unit = _number(record.get("throughput")), str(record.get("unit") or "")
+    throughput, unit = finite_number(record.get("throughput")), str(record.get("unit") or "")
     if throughput is not None and unit:
         divisor, shown_unit = scale if scale else unit_scale(unit, throughput)
         text = format_throughput(throughput, divisor, shown_unit)
     else:
-        median = _number(record.get("median_s")) or 0.0
+        median = finite_number(record.get("median_s")) or 0.0
         text = f"{median * 1e3:.3g} ms" if median >= 1e-3 else f"{median * 1e6:.3g} µs"
-    fraction = _number(record.get("peak_fraction"))
+    fraction = finite_number(record.get("peak_fraction"))
     return Figure(
         feature=feature,
         throughput=text,
         peak=f"{fraction * 100:.2g} % of peak" if fraction is not None else "",
         backend=backend_text(record),
-        noisy=noise_text(record),
+        noisy=caveats(record),  # too noisy, or timed on a busy machine: the gate's evidence, marked
         variant=short_dtype(variant),
         speed=_speed(record) or 0.0,
         fraction=fraction,

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from pytest_rocm.parity.tolerances import DTYPE_SHORT
 from pytest_rocm.report.escape import csv_cell, terminal
@@ -23,7 +23,7 @@ from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.fleet import tool_version_note
 from pytest_rocm.report.growth import at_least, merge_worst, parity_figures
 from pytest_rocm.report.load import ReportError
-from pytest_rocm.report.oneline import worst_failing
+from pytest_rocm.report.oneline import is_failing, worst_failing
 from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
@@ -64,6 +64,8 @@ class Cell:
     named_errors: dict[tuple[str, str | None], float] = field(default_factory=dict)  #: report.growth's keys
     #: the parity record that failed worst (``report.oneline.worst_failing``): the cell's one line
     failing: dict[str, Any] | None = None
+    #: every parity record that failed (``ok`` false), as recorded: the cell's note lists them
+    failed: list[dict[str, Any]] = field(default_factory=list)
 
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
@@ -195,6 +197,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     parity = record.get("parity")
     if parity:
         errors, tolerances, named = parity_figures(parity)
+        failed = [r for r in parity if is_failing(r)]
         new = Cell(
             record["outcome"],
             record.get("reason"),
@@ -203,7 +206,8 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
             record.get("perf"),
             tolerances,
             named,
-            worst_failing(parity),
+            worst_failing(failed),
+            cast("list[dict[str, Any]]", failed),
         )
     else:  # no parity records: no figures, counts or failing record to find
         new = Cell(record["outcome"], record.get("reason"), perf=record.get("perf"))
@@ -211,6 +215,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
         return new
     if new.failing is not None:
         cell.failing = worst_failing([r for r in (cell.failing, new.failing) if r is not None])
+        cell.failed = cell.failed + new.failed  # a new list: a cell never shares its list with another
     merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
         if at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):

@@ -50,6 +50,7 @@ PURE = (
     "setup",
     "parity.tolerances",
     "parity.result",
+    "parity.reading",
     "parity.options",
     "perf.stats",
     "perf.peaks",

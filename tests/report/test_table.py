@@ -136,14 +136,15 @@ def test_markdown_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| models | rocm torch2.6.0 rocm6.2.4 gfx942 | 0 | 0 | 1 | 0 | 0 |" in md
     # one row per feature, the dtypes as sub-columns; reasons and tolerances in the cell
     assert (
-        "| operators/conv2d | passed · fp16 6.0e-04 (rtol 1.0e-03) | failed: bf16 4.0e-01 > rtol 1.6e-02 [note 1](#note-1)"
+        "| operators/conv2d | passed · fp16 6.0e-04 (rtol 1.0e-03) | failed: bf16 4.0e-01 (rtol 1.6e-02), criterion not recorded [note 1](#note-1)"
         " | passed · fp16 7.2e-04 (rtol 1.0e-03) | passed · bf16 3.5e-03 (rtol 1.6e-02) | fixed |"
     ) in md
     # the note has the whole reason and every figure, escaped
     note = md[md.index('<a id="note-1"></a>') :]
     assert note.startswith(
         '<a id="note-1"></a>**note 1**: `operators/conv2d bf16` in rocm torch2.6.0 rocm6.2.4 gfx1100: failed\n\n'
-        "<pre>RuntimeError: miopenStatusUnknownError\nbf16 4.0e-01 (rtol 1.6e-02)</pre>"
+        "<pre>bf16 4.0e-01 (rtol 1.6e-02), criterion not recorded\nRuntimeError: miopenStatusUnknownError\n"
+        "bf16 4.0e-01 (rtol 1.6e-02)</pre>"
     )
     assert "| feature | rocm torch2.6.0 rocm6.2.4 gfx1100 fp16 | rocm torch2.6.0 rocm6.2.4 gfx1100 bf16 |" in md
     assert "timeout: over 900.0s [note" in md  # one line in the cell, the whole reason in its note
@@ -248,8 +249,12 @@ def test_html_is_self_contained_and_readable_without_a_browser() -> None:
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched from a network
     assert "<script src" not in html and "<link" not in html
     # one line in the cell; the whole reason behind a click
-    assert "<summary class=line>failed: bf16 4.0e-01 &gt; rtol 1.6e-02</summary>" in html
-    assert "<pre class=full>RuntimeError: miopenStatusUnknownError</pre>" in html
+    # a record that does not say which criterion failed is not given one (issue 56.4)
+    assert "<summary class=line>failed: bf16 4.0e-01 (rtol 1.6e-02), criterion not recorded</summary>" in html
+    assert (
+        "<pre class=full>bf16 4.0e-01 (rtol 1.6e-02), criterion not recorded\nRuntimeError: miopenStatusUnknownError</pre>"
+        in html
+    )
     assert html.count("<svg") == 2  # one fp16-vs-bf16 chart per column
     # the summary, then what differs, then the charts (the first column's open), then every row in a
     # collapsed section per suite

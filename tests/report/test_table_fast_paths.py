@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_rocm import cli
+from pytest_rocm.parity.reading import read_parity
 from pytest_rocm.report.grid import combined_status
-from pytest_rocm.report.growth import _number, grew, grown_errors, parity_figures
+from pytest_rocm.report.growth import grew, grown_errors, parity_figures
 from pytest_rocm.report.html import op_errors
 from pytest_rocm.report.load import metric
 from pytest_rocm.report.oneline import worst_failing
@@ -54,12 +55,13 @@ FIGURES: list[Any] = [1e-3, 0.0, 2, True, "nan", "inf", "abc", None, math.nan, m
 
 @pytest.mark.parametrize("normwise", FIGURES)
 @pytest.mark.parametrize("rtol", [1e-3, 1, True, "1e-3", None])
-def test_parity_figures_reads_a_record_as_metric_and_the_tolerance_rule_do(normwise: Any, rtol: Any) -> None:
-    # parity_figures takes a float figure as it stands, without metric() or _number(): any other
-    # value must still come out as those read it (repr: NaN compares unequal)
+def test_parity_figures_reads_a_record_as_the_one_reader_does(normwise: Any, rtol: Any) -> None:
+    # parity_figures takes a float figure as it stands, without a call: any other value must still
+    # come out as parity.reading (the one reader) reads it (repr: NaN compares unequal)
     record = {"dtype": "float16", "normwise": normwise, "max_rel": 5e-2, "rtol": rtol, "normwise_tol": 2e-3}
-    value, normwise_tol, rtol_value = metric(record), _number(2e-3) if normwise is not None else None, _number(rtol)
-    tol = ("tol", normwise_tol) if normwise_tol else ("rtol", rtol_value) if rtol_value is not None else None
+    reading = read_parity(record)
+    value, tol = reading.error, reading.tolerance
+    assert metric(record) is value or repr(metric(record)) == repr(value)
     errors, tolerances, named = parity_figures([record])  # type: ignore[list-item]
     assert repr(errors) == repr({"float16": value} if value is not None else {})
     assert repr(named) == repr({("float16", None): value} if value is not None else {})
