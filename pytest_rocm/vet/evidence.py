@@ -12,7 +12,7 @@ import re
 
 from pytest_rocm.vet.kinds import BUILD, kind_of
 from pytest_rocm.vet.result import ScanResult
-from pytest_rocm.vet.rules import ECOSYSTEM, INCOMPLETE, TEXT, Finding, Side, Tier
+from pytest_rocm.vet.rules import ECOSYSTEM, PARTIAL, TEXT, Finding, Side, Tier
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _TIER_ORDER = {"core": 0, "source": 1, "aware": 2, "caveat": 3, "mention": 4, "usage": 5}
@@ -69,7 +69,8 @@ class Evidence:
         self.torch_use = self.select("torch", "usage")
         self.gpu_deps = self.select("dependency", "usage")
         self.skipped = [f for f in result.findings if f.spec.side == "safety" and f.severity != "info"]
-        self.incomplete = [f for f in result.findings if f.rule in INCOMPLETE]
+        #: members of its runtime code or build not read (a size bound, unreadable): the class is a floor
+        self.incomplete = [f for f in result.findings if f.rule in PARTIAL and f.place in ("runtime", "build")]
 
     def select(self, side: Side, *tiers: Tier) -> list[Finding]:
         return [f for f in self.all if f.spec.side == side and f.spec.tier in tiers]
@@ -147,7 +148,10 @@ _MAX_AGAINST = 4
 def confidence(klass: int, ev: Evidence, deciding: list[Finding], against: list[Finding]) -> tuple[str, str]:
     """high / medium / low, and the reason, for a reviewer to weigh the verdict."""
     if ev.incomplete:
-        return "low", f"the scan was cut short ({rules_of(ev.incomplete)}): unread members may change the class"
+        return (
+            "low",
+            f"the scan did not read everything ({rules_of(ev.incomplete)}): unread members may change the class",
+        )
     core_for = any(f.spec.tier == "core" for f in deciding)
     core_against = any(f.spec.tier == "core" for f in against)
     if klass in (1, 2):

@@ -35,6 +35,7 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "origin": target.origin,
         "class": verdict.klass,
         "verdict": verdict.title,
+        "at_least": verdict.at_least or None,
         "reason": verdict.reason,
         "confidence": verdict.confidence,
         "confidence_why": verdict.confidence_why,
@@ -68,7 +69,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
         shown = ", ".join(doc["not_read"]) + (", ..." if doc["files_not_read"] > len(doc["not_read"]) else "")
         out.append(f"  not read ({doc['files_not_read']}: no rule reads their kind): {shown}")
     out.append("")
-    out.append(f"class {doc['class']}: {doc['verdict']}")
+    shown = f"at least class {doc['class']}" if doc.get("at_least") else f"class {doc['class']}"
+    out.append(f"{shown}: {doc['verdict']}")
     out.append(f"  why: {doc['reason']}")
     out.append(f"  confidence: {doc['confidence']} ({doc['confidence_why']})")
     for title, key in (("deciding evidence", "evidence"), ("against it", "contrary")):

@@ -196,14 +196,12 @@ def _row(pin: Pin, wheels: Artifacts, vet_one: VetOne, gpus: list[str], rocm: st
         gpus_column = coverage(targets, gpus) if targets else based_on
     build = torch_build(doc.get("name", ""), doc["version"])
     reason = doc["reason"] if build is None else f"{build}; {doc['reason']}"
-    if doc.get("at_least"):  # a partial read: the class is a floor, and the row is not fully vetted
-        reason = f"at least class {doc['class']} ({doc['at_least']}); {reason}"
     return {
         **row,
         "version": doc["version"],
         "target": spec,
         "class": doc["class"],
-        "at_least": doc.get("at_least") or None,
+        "at_least": doc.get("at_least") or None,  # a partial read: a floor, and not fully vetted
         "confidence": doc["confidence"],
         "reason": reason,
         "contrary": doc["contrary_notes"][:1],

@@ -46,6 +46,8 @@ class Verdict:
     contrary_notes: list[str] = field(default_factory=list)
     confidence: str = "medium"  # high | medium | low, and why
     confidence_why: str = ""
+    #: why the class is only a floor ("3 member(s) not read (oversized-member)"); "" for a full read
+    at_least: str = ""
 
 
 def decide(target: Target, result: ScanResult) -> Verdict:
@@ -59,7 +61,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         reason = f"ROCm path: {rules_of(ev.rocm_path)}"
         if ev.cuda_native:
             reason += f"; CUDA code next to it: {rules_of(ev.cuda_native)}"
-        evidence = pick(ev.rocm_path)[:3] + pick(ev.cuda_native)[:3]
+        evidence = pick(ev.rocm_path)[:3]  # the CUDA code next to it is evidence against (contrary)
         steps += [
             "check that its ROCm build covers your gfx target (rocm-compat env shows yours) and your ROCm version",
             live,
@@ -105,9 +107,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
                 "no GPU code found: Python and CPU-only native code" if native else "pure Python: no GPU code found"
             )
             evidence = []
-        steps.append(live)
-        if ev.cuda_source:  # the note against the verdict says what they are (evidence.contrary)
-            evidence += pick(ev.cuda_source)[:2]
+        steps.append(live)  # CUDA sources beside it are evidence against, in the note (evidence.contrary)
     if ev.cuda_caveat and klass >= 3:  # below, the note against the verdict says it
         caveats.append(f"CUDA assumptions in Python that misbehave on ROCm: {rules_of(ev.cuda_caveat)}")
     for f in pick(ev.gpu_deps):
@@ -124,8 +124,17 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         total = sum(result.counts[rule] for rule in {f.rule for f in ev.skipped}) or len(ev.skipped)
         caveats.append(f"{total} member(s) not read for safety or size ({rules_of(ev.skipped)})")
     against, notes = contrary(klass, ev, result)
+    evidence = [f for f in evidence if f not in against]  # one finding is never both for and against
     level, why = confidence(klass, ev, evidence, against)
-    return Verdict(klass, TITLES[klass], reason, evidence, caveats, steps, against, notes, level, why)
+    title, at_least = TITLES[klass], ""
+    if ev.incomplete:  # what was not read may hold what decides: the class is a floor, and says so
+        unread = sum(result.counts[rule] for rule in {f.rule for f in ev.incomplete}) or len(ev.incomplete)
+        at_least = f"{unread} member(s) of its code not read: {rules_of(ev.incomplete)}"
+        title = f"{TITLES[klass].split(':')[0]} in the files read; not all were read, one may raise the class"
+        reason = f"in the files read: {reason}; {at_least}, and one of them may raise the class"
+    verdict = Verdict(klass, title, reason, evidence, caveats, steps, against, notes, level, why)
+    verdict.at_least = at_least
+    return verdict
 
 
 def _not_counted(result: ScanResult) -> list[str]:
