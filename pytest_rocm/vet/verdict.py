@@ -142,6 +142,8 @@ def _not_counted(result: ScanResult) -> list[str]:
     optional path (a sub-package the import does not load, a binary only a fallback loads, a
     helper only an opt-in API calls), and GPU code in the package's tests and examples."""
     lines = []
+    if result.purpose:
+        lines.append(f"its CUDA code would be an optional path in another package, but here {result.purpose}: counted")
     if result.optional_parts:
         parts = result.optional_parts.most_common()
         shown = "; ".join(f"{part} ({n} finding(s))" for part, n in parts[:3])
