@@ -149,6 +149,8 @@ def basis(doc: dict[str, Any]) -> str:
     rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]} - set(_CONTEXT_ONLY)
     if str(doc.get("name", "")).lower().startswith(("triton", "pytorch-triton")) or (rocm and rocm <= set(_JIT_RULES)):
         return "JIT at run time (Triton)"
+    if "jit-rocm" in rocm:  # compiled where it runs, for that GPU: not a build the user makes
+        return "JIT at run time (hipcc through its run-time compiler): compiled for the GPU it runs on"
     if counted & set(_BINDING_RULES) and not counted & {"hip-fatbin-section", "hip-source-file", "hip-header"}:
         return "bindings, no device code"
     every_rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]}

@@ -99,6 +99,28 @@ ROCM_RULES: tuple[Rule, ...] = (
         literals=("ROCM", "HIP", "hip", "offload-arch", "amdgpu-target"),
     ),
     Rule(
+        "jit-rocm",
+        TEXT,
+        r"[\"'](?:hipcc|--offload-arch\b[^\"']*|--amdgpu-target\b[^\"']*|-x[ \t]+hip)[\"']|"
+        r"\b(?:PYTORCH_ROCM_ARCH|IS_HIP_EXTENSION|ROCM_HOME|hipify_python)\b",
+        "rocm",
+        "core",
+        "info",
+        "compiles GPU code at run time with a HIP path (hipcc, --offload-arch, ROCM_HOME): the JIT's ROCm side",
+        kinds=kinds(PYTHON),
+        # a run-time compiler in the same file: torch's cpp_extension, a subprocess, a JIT module
+        only_if_in_file=r"\b(?:cpp_extension|load_inline|subprocess|jit)\b",
+        literals=(
+            "hipcc",
+            "offload-arch",
+            "amdgpu-target",
+            "hip",
+            "PYTORCH_ROCM_ARCH",
+            "IS_HIP_EXTENSION",
+            "ROCM_HOME",
+        ),
+    ),
+    Rule(
         "links-rocm-library",
         NEEDED,
         r"^lib(?:amdhip64|hipblas\w*|rocblas|MIOpen|rccl|hiprtc|rocsparse|hipsparse\w*|rocrand|"
