@@ -86,7 +86,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     if doc["gfx_targets"]:
         out.append("  AMD targets in its binaries:")
         for path, targets in doc["gfx_targets"].items():
-            out.append(f"    {path}: {', '.join(targets) or 'unknown'}")
+            why = doc["gfx_notes"].get(path)  # what could not be read, and how to read it (zstandard)
+            out.append(f"    {path}: {', '.join(targets) or 'unknown'}" + (f" ({why})" if why else ""))
     for title, key in (("caveats", "caveats"), ("next steps", "next_steps")):
         if doc[key]:
             out.append(f"  {title}:")
@@ -140,7 +141,8 @@ def _cell(value: object) -> str:
 
 def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
     """The stack document as one table: Markdown, or aligned text."""
-    head = ["package", "version", "class", "confidence", "deciding evidence", "based on", "gfx targets", "this machine"]
+    theirs = "--gpu" if doc.get("gpus_from") == "--gpu" else "this machine"
+    head = ["package", "version", "class", "confidence", "deciding evidence", "based on", "gfx targets", theirs]
     rows = [
         [
             r["package"],

@@ -90,22 +90,21 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             caveats.append("its description mentions ROCm/AMD: read what it says, a ROCm build may exist")
     else:
         klass = 2 if ev.ecosystem else 1
+        native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
+        what = "Python and CPU-only native code" if native else "pure Python"  # a C extension is not pure Python
         if ev.ecosystem:
             libs = sorted({ev.library(f.text) for f in ev.ecosystem})[:5]
-            reason = f"pure Python on the PyTorch ecosystem ({', '.join(libs)})"
+            reason = f"{what} on the PyTorch ecosystem ({', '.join(libs)})"
             evidence = pick(ev.ecosystem)[:3] + pick(ev.torch_use)[:1]
             steps.append(
                 "its ecosystem dependencies decide the rest: run their library suites "
                 "(rocm-compat run) and vet any native GPU library they pull in"
             )
         elif ev.torch_use:
-            reason = "pure Python on PyTorch: no native GPU code, no CUDA-only dependency"
+            reason = f"{what} on PyTorch: no native GPU code, no CUDA-only dependency"
             evidence = pick(ev.torch_use)[:2]
         else:
-            native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
-            reason = (
-                "no GPU code found: Python and CPU-only native code" if native else "pure Python: no GPU code found"
-            )
+            reason = f"no GPU code found: {what}" if native else "pure Python: no GPU code found"
             evidence = []
         steps.append(live)  # CUDA sources beside it are evidence against, in the note (evidence.contrary)
     if ev.cuda_caveat and klass >= 3:  # below, the note against the verdict says it
@@ -127,10 +126,12 @@ def decide(target: Target, result: ScanResult) -> Verdict:
     evidence = [f for f in evidence if f not in against]  # one finding is never both for and against
     level, why = confidence(klass, ev, evidence, against)
     title, at_least = TITLES[klass], ""
+    if klass == 1 and result.kinds.get("binary", 0) + result.kinds.get("native-source", 0):
+        title = "no GPU code (Python and CPU-only native code): runs unchanged on ROCm"
     if ev.incomplete:  # what was not read may hold what decides: the class is a floor, and says so
         unread = sum(result.counts[rule] for rule in {f.rule for f in ev.incomplete}) or len(ev.incomplete)
         at_least = f"{unread} member(s) of its code not read: {rules_of(ev.incomplete)}"
-        title = f"{TITLES[klass].split(':')[0]} in the files read; not all were read, one may raise the class"
+        title = f"{title.split(':')[0]} in the files read; not all were read, one may raise the class"
         reason = f"in the files read: {reason}; {at_least}, and one of them may raise the class"
     verdict = Verdict(klass, title, reason, evidence, caveats, steps, against, notes, level, why)
     verdict.at_least = at_least
