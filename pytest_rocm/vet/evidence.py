@@ -64,7 +64,13 @@ class Evidence:
         )
         self.demoted: list[Finding] = []
         if self.binaries_cuda_only:
-            self.demoted = [f for f in rocm_native if f.spec.subject == TEXT and f.rule not in _RUNTIME_ROCM]
+            built_cuda = result.cuda_binaries | result.optional_cuda_binaries
+            self.demoted = [
+                f
+                for f in rocm_native
+                if (f.spec.subject == TEXT and f.rule not in _RUNTIME_ROCM)
+                or (f.rule == "rocm-variant-binary" and f.path in built_cuda)  # its name says ROCm, its ELF CUDA
+            ]
             rocm_native = [f for f in rocm_native if f not in self.demoted]
         self.rocm_path = rocm_native if self.is_native_cuda else rocm_native + self.triton
         self.rocm_mention = self.select("rocm", "mention")

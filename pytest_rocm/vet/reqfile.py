@@ -229,11 +229,14 @@ def _link_pin(path: Path, where: str, link: str, kind: str) -> Pin:
     """A row for a URL, an editable or a local path; a local path is resolved against the
     requirements file's folder (then the working folder), where it exists."""
     name, version = _name_version(link)
+    if link.startswith("file:"):  # a local file, written as a URL
+        link, kind = unquote(urlsplit(link).path), "path"
     if kind in ("editable", "path") and "://" not in link:
-        local = Path(link.removeprefix("file:")).expanduser()
+        link = re.sub(r"\[[^\]]*\]$", "", link)  # `-e .[dev]`: the extras are not part of the path
+        local = Path(link).expanduser()
         for candidate in (path.parent / local, local):
             if candidate.exists():
-                link = str(candidate)
+                link = str(candidate.resolve())  # `-e .` is named by its folder
                 break
         kind = "path"
     return Pin(canonicalize_name(name) if name else _label(link), version, where, link=link, link_kind=kind)

@@ -64,3 +64,12 @@ def test_a_rocm_file_name_whose_elf_links_nothing_rocm_is_medium_and_says_so(tmp
     files["namedrocm/libkern_rocm.so"] = make_elf(["libamdhip64.so.6"])  # its ELF says ROCm: high
     _, _, verdict = vet(str(make_wheel(tmp_path / "namedrocm-1.0-cp311-cp311-linux_x86_64.whl", files)))
     assert verdict.klass == 3 and verdict.confidence == "high"
+
+
+def test_a_rocm_file_name_on_a_binary_that_links_cuda_is_no_rocm_path(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = dict(wheel_metadata("misnamed", "1.0", []))
+    files["misnamed/__init__.py"] = "import torch\n"
+    files["misnamed/libkern_rocm.so"] = make_elf(["libcudart.so.12"], [".nv_fatbin"])
+    _, _, verdict = vet(str(make_wheel(tmp_path / "misnamed-1.0-cp311-cp311-linux_x86_64.whl", files)))
+    assert verdict.klass == 4, verdict.reason
+    assert any(f.rule == "rocm-variant-binary" for f in verdict.contrary)

@@ -161,3 +161,22 @@ def test_a_file_naming_nothing_for_this_platform_is_incomplete(
     captured = capsys.readouterr()
     assert "2 requirement line(s) not for this platform" in captured.out
     assert "no package to vet" in captured.err
+
+
+def test_local_files_written_as_urls_paths_with_extras_and_project_urls(tmp_path: Path) -> None:
+    from pytest_rocm.vet.stack import read_pins
+
+    here = tmp_path / "proj"
+    here.mkdir()
+    wheel = make_wheel(tmp_path / "local-1.0-py3-none-any.whl", wheel_metadata("local", "1.0", []))
+    req = here / "requirements.txt"
+    req.write_text(f"file://{wheel}\n-e .[dev]\n")
+    url_pin, dot_pin = read_stack(req)[0]
+    assert (url_pin.name, url_pin.link, url_pin.link_kind) == ("local", str(wheel), "path")
+    assert (dot_pin.name, dot_pin.link, dot_pin.link_kind) == ("proj", str(here.resolve()), "path")
+    project = here / "pyproject.toml"
+    project.write_text(
+        '[project]\nname = "me"\ndependencies = ["remote @ https://example.invalid/remote-2.0.tar.gz"]\n'
+    )
+    (pin,) = read_pins(project)
+    assert pin.link == "https://example.invalid/remote-2.0.tar.gz" and pin.link_kind == "url"
