@@ -180,8 +180,9 @@ def _requirement(text: str, where: str, path: Path, found: ReqFile) -> Pin | Non
         return None  # not for this platform/Python, or an extra's
     pinned = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
     name = canonicalize_name(req.name)
-    if req.url:
-        return Pin(name, _file_version(req.url), where, req.specifier, link=req.url, link_kind="url")
+    if req.url:  # vetted from the file it names (a file: URL is a local path), never from the index
+        link = _link_pin(path, where, req.url, "url")
+        return Pin(name, link.version, where, req.specifier, link=link.link, link_kind=link.link_kind)
     return Pin(name, pinned[0] if pinned else None, where, req.specifier)
 
 
