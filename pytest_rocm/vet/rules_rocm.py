@@ -108,8 +108,10 @@ ROCM_RULES: tuple[Rule, ...] = (
         "info",
         "compiles GPU code at run time with a HIP path (hipcc, --offload-arch, ROCM_HOME): the JIT's ROCm side",
         kinds=kinds(PYTHON),
-        # a run-time compiler in the same file: torch's cpp_extension, a subprocess, a JIT module
-        only_if_in_file=r"\b(?:cpp_extension|load_inline|subprocess|jit)\b",
+        # a run-time compiler called in the same file: torch's cpp_extension, or a compiler run
+        # as a subprocess (calls and imports, not the words: a rule table names them too)
+        only_if_in_file=r"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import\b|\bcpp_extension\.load\w*\s*\(|"
+        r"\bload_inline\s*\(|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(",
         literals=(
             "hipcc",
             "offload-arch",

@@ -110,3 +110,14 @@ def test_the_hip_side_of_a_jit_is_a_rocm_path(tmp_path: Path) -> None:
     )  # the CUDA side alone: class 4
     _, _, verdict = vet(str(make_wheel(tmp_path / "jitboth-1.2.1-py3-none-any.whl", files)))
     assert verdict.klass == 4
+
+
+def test_rocm_words_without_a_run_time_compiler_are_no_jit(tmp_path: Path) -> None:
+    """A tool that reads ROCM_HOME and names hipcc (an environment report, a rule table) compiles nothing."""
+    files: dict[str, str | bytes] = dict(wheel_metadata("envtool", "1.0", []))
+    files["envtool/__init__.py"] = (
+        "import os\nimport subprocess  # the jit and triton.jit words, cpp_extension and load_inline too\n"
+        "ROCM_HOME = os.environ.get('ROCM_HOME')\nCOMPILERS = ('hipcc', 'nvcc')\nFLAG = '--offload-arch'\n"
+    )
+    _, result, verdict = vet(str(make_wheel(tmp_path / "envtool-1.0-py3-none-any.whl", files)))
+    assert "jit-rocm" not in {f.rule for f in result.findings} and verdict.klass == 1
