@@ -68,7 +68,12 @@ def _own_name(m: re.Match[str], own: set[str]) -> bool:
     ``"pycuda": [`` package-data key): a package never depends on itself."""
     for group in ("mod", "dist"):
         value = m.groupdict().get(group)
-        if value and value.lower().replace("-", "_").replace(".", "_").split("_bindings")[0] in own:
+        if not value:
+            continue
+        name = value.lower().replace("-", "_").replace(".", "_")
+        # an import of cuda.bindings is cuda-python's own; a requirement on the distribution
+        # cuda-bindings is another package's (cuda-python 12.9 is a metapackage of it)
+        if (name.split("_bindings")[0] if group == "mod" else name) in own:
             return True
     return False
 

@@ -78,3 +78,15 @@ def test_a_metapackage_of_pure_packages_is_not_high_confidence(tmp_path: Path) -
     _, _, verdict = vet(str(make_wheel(tmp_path / "metaonly-1.0-py3-none-any.whl", dict(files))))
     assert verdict.klass == 1 and verdict.confidence == "medium"
     assert "requirements decide" in verdict.confidence_why
+
+
+def test_a_metapackage_sharing_the_namespace_of_what_it_requires_still_requires_it() -> None:
+    """Installed cuda-python's top-level name is ``cuda``: ``import cuda.bindings`` in its code is
+    its own module, but a requirement on the distribution cuda-bindings is another package."""
+    import re
+
+    from pytest_rocm.vet.scan import _own_name
+
+    own = {"cuda", "cuda_python"}
+    assert _own_name(re.match(r"(?P<mod>cuda\.bindings)", "cuda.bindings"), own)
+    assert not _own_name(re.match(r"(?P<dist>cuda-bindings)", "cuda-bindings"), own)
