@@ -141,6 +141,8 @@ def _line(path: Path, where: str, line: str, found: ReqFile, role: str) -> None:
 
 
 def _include(path: Path, where: str, value: str, found: ReqFile, role: str) -> None:
+    if not value:
+        raise BadTarget(f"{where}: an include (-r/-c) names no file")
     if "://" in value:
         found.pins.append(Pin(value, None, where, link=value, link_kind="include"))
         return

@@ -59,12 +59,19 @@ def test_an_include_is_relative_to_its_file_and_a_loop_is_read_once(
     assert [(p.name, p.source) for p in pins] == [("gamma", "c.txt:3"), ("beta", "b.txt:3"), ("alpha", "a.txt:2")]
 
 
-def test_a_missing_include_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("-r nothere.txt", "requirements.txt:2: includes nothere.txt"), ("-c", "requirements.txt:2: an include")],
+    ids=["missing-file", "no-file-named"],
+)
+def test_a_bad_include_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, message: str
+) -> None:
     req = tmp_path / "requirements.txt"
-    req.write_text("alpha\n-r nothere.txt\n")
+    req.write_text(f"alpha\n{line}\n")
     assert main(["vet", "-r", str(req)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("rocm-compat vet: requirements.txt:2: includes nothere.txt") and "\n" not in err
+    assert err.startswith(f"rocm-compat vet: {message}") and "\n" not in err
 
 
 def test_a_constraints_file_narrows_the_pins_and_adds_no_row(tmp_path: Path) -> None:
@@ -180,3 +187,17 @@ def test_local_files_written_as_urls_paths_with_extras_and_project_urls(tmp_path
     )
     (pin,) = read_pins(project)
     assert pin.link == "https://example.invalid/remote-2.0.tar.gz" and pin.link_kind == "url"
+
+
+def test_a_url_is_matched_by_its_decoded_file_name_without_fragment(tmp_path: Path) -> None:
+    from pytest_rocm.vet.stack import locate_link, wheel_index
+
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    wheel = _rocm_wheel(folder, LLAMA_URL_WHEEL)
+    req = tmp_path / "requirements.txt"
+    quoted = LLAMA_URL_WHEEL.replace("+", "%2B")
+    req.write_text(f"https://example.invalid/dl/{quoted}#sha256=abcd\n")
+    (pin,) = read_stack(req)[0]
+    assert (pin.name, pin.version) == ("llama-cpp-binaries", "0.6.0+rocm6.1.2")
+    assert locate_link(pin, wheel_index(folder)) == (str(wheel), "from --wheels, the file the URL names")
