@@ -7,7 +7,9 @@ under ``tests/data/vet/requirements/`` with their source URL and commit in a hea
 from __future__ import annotations
 
 import json
+import platform
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from pytest_rocm.cli import main
 from pytest_rocm.vet.stack import read_stack
 
 DATA = Path(__file__).parent.parent / "data" / "vet" / "requirements"
+OLDER = sys.version_info < (3, 12)  # vLLM's common.txt has two lines for Python > 3.11
 LLAMA_URL_WHEEL = "llama_cpp_binaries-0.6.0+rocm6.1.2-py3-none-linux_x86_64.whl"
 
 
@@ -26,7 +29,7 @@ def _names(path: Path) -> list[str]:
     names = []
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("-") or "://" in line or "python_version > '3.11'" in line:
+        if not line or line.startswith("-") or "://" in line or ("python_version > '3.11'" in line and OLDER):
             continue
         names.append(re.split(r"[\s\[=<>!~;@]", line, maxsplit=1)[0].lower().replace("_", "-"))
     return names
@@ -42,8 +45,9 @@ def test_vllm_rocm_requirements_follow_the_include_of_common_txt() -> None:
     assert set(_names(DATA / "vllm" / "rocm.txt")) <= set(by_name)
     # the git URL line is a row with its link, never dropped
     assert by_name["fastsafetensors"].link is not None and by_name["fastsafetensors"].link.startswith("git+https://")
-    # the two lines for Python > 3.11 are said, not silently gone
-    assert [s.split()[1] for s in skipped] == ["six", "setuptools"]
+    # the two lines for Python > 3.11 are said where they are not for this Python, not silently gone
+    newer = sys.version_info >= (3, 12)
+    assert [s.split()[1] for s in skipped] == ([] if newer else ["six", "setuptools"])
 
 
 def test_an_include_is_relative_to_its_file_and_a_loop_is_read_once(
@@ -96,6 +100,9 @@ def _rocm_wheel(folder: Path, file_name: str) -> Path:
     return make_wheel(folder / file_name, files)
 
 
+@pytest.mark.skipif(
+    (sys.platform, platform.machine()) != ("linux", "x86_64"), reason="the URL line's marker names Linux x86_64"
+)
 def test_text_generation_webui_amd_url_wheel_is_a_row_not_a_pass(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -201,3 +208,16 @@ def test_a_url_is_matched_by_its_decoded_file_name_without_fragment(tmp_path: Pa
     (pin,) = read_stack(req)[0]
     assert (pin.name, pin.version) == ("llama-cpp-binaries", "0.6.0+rocm6.1.2")
     assert locate_link(pin, wheel_index(folder)) == (str(wheel), "from --wheels, the file the URL names")
+
+
+@pytest.mark.skipif(
+    (sys.platform, platform.machine(), sys.version_info[:2]) != ("linux", "x86_64", (3, 11)),
+    reason="the file's markers name Linux x86_64 and Python 3.11",
+)
+def test_text_generation_webui_full_amd_file_keeps_its_url_rows_and_says_what_it_skipped() -> None:
+    pins, skipped = read_stack(DATA / "tgwui" / "requirements_amd_full.txt")
+    links = {p.name: p for p in pins if p.link}
+    assert set(links) == {"llama-cpp-binaries", "exllamav2"}  # both for Linux x86_64, Python 3.11
+    assert links["exllamav2"].version == "0.2.9+rocm6.1.torch2.6.0"
+    assert [s.split()[1] for s in skipped] == ["exllamav2"]  # the aarch64 wheel: not for this machine
+    assert len(pins) == len(_names(DATA / "tgwui" / "requirements_amd_full.txt")) + 2
