@@ -161,18 +161,20 @@ def _vet_document(spec: str) -> dict[str, Any]:
 def _run_stack(args: argparse.Namespace) -> int:
     from pytest_rocm.vet.coverage import torch_rocm
     from pytest_rocm.vet.render import stack_table
-    from pytest_rocm.vet.stack import installed_pins, machine_gpus, read_pins, vet_stack, wheel_index
+    from pytest_rocm.vet.stack import installed_pins, machine_gpus, read_stack, vet_stack, wheel_index
 
-    pins = installed_pins() if args.installed else read_pins(Path(args.requirements))
+    pins, skipped = (installed_pins(), []) if args.installed else read_stack(Path(args.requirements))
     wheels = wheel_index(Path(args.wheels) if args.wheels else None)
     gpus = sorted(set(args.gpu)) if args.gpu else machine_gpus()
-    doc = vet_stack(pins, wheels, _vet_document, gpus, torch_rocm())
+    gpus_from = "--gpu" if args.gpu else "this machine"
+    doc = vet_stack(pins, wheels, _vet_document, gpus, torch_rocm(), skipped, gpus_from)
     _print(json.dumps(doc, indent=2) if args.json else stack_table(doc, markdown=args.markdown))
     return _stack_status(doc, args.allow_unvetted)
 
 
 def _stack_status(doc: dict[str, Any], allow_unvetted: bool) -> int:
-    """1 on a class-4 package; else 3 when a row was not vetted (said on stderr), unless allowed."""
+    """1 on a class-4 package; else 3 when a row was not vetted or vetted from a partial read,
+    or no row at all (said on stderr), unless allowed."""
     from pytest_rocm.vet.stack import unvetted_summary
 
     if doc["class_4"]:

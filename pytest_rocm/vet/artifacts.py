@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from packaging.specifiers import SpecifierSet
 from packaging.tags import sys_tags
@@ -33,6 +34,10 @@ class Pin:
     #: what a version must satisfy (PEP 440: ``==2.4.0`` takes 2.4.0+rocm6.1, ``>=2`` constrains
     #: too); empty: any version (or, with ``version`` set, a version PEP 440 cannot express)
     specifier: SpecifierSet = field(default_factory=SpecifierSet)
+    #: a requirement that names no index version but a file: a URL (``name @ URL``, a bare URL,
+    #: ``-e git+...``), a local path, an include by URL, an option vet does not read
+    link: str | None = None
+    link_kind: str = ""  # "url" | "editable" | "path" | "include" | "option"
 
     def admits(self, version: str) -> bool:
         """Whether ``version`` (a wheel's, the installed one) meets the pin. An unparsable
@@ -61,7 +66,7 @@ class Artifact:
 Artifacts = dict[str, list[Artifact]]
 
 
-def _sdist_name(file_name: str) -> tuple[str, str] | None:
+def sdist_name(file_name: str) -> tuple[str, str] | None:
     m = _SDIST.match(file_name)
     return (canonicalize_name(m.group("name")), m.group("version")) if m else None
 
@@ -82,7 +87,7 @@ def wheel_index(folder: Path | None) -> Artifacts:
             except InvalidWheelFilename:
                 continue
             index.setdefault(str(name), []).append(Artifact(str(version), path, "wheel", bool(tags & supported)))
-        elif (found := _sdist_name(path.name)) is not None:
+        elif (found := sdist_name(path.name)) is not None:
             index.setdefault(found[0], []).append(Artifact(found[1], path, "sdist"))
     return index
 
@@ -124,3 +129,34 @@ def _parses(version: str) -> bool:
     except InvalidVersion:
         return False
     return True
+
+
+#: why a link row is not vetted, by its kind
+_LINK_UNVETTED = {
+    "include": "not vetted: an include by URL, not read (download it and name the file)",
+    "option": "not vetted: an option vet does not read",
+}
+
+
+def locate_link(pin: Pin, artifacts: Artifacts) -> tuple[str | None, str]:
+    """What to vet for a URL, ``-e`` or path requirement: the file of the same name in
+    ``--wheels`` (or, for a URL that names no file, a VCS checkout, that name's artifact there), a
+    local path itself; never the installed distribution, which may be another build."""
+    link = pin.link or ""
+    if pin.link_kind in _LINK_UNVETTED:
+        return None, _LINK_UNVETTED[pin.link_kind]
+    if pin.link_kind == "path":
+        if Path(link).exists():
+            return link, "a local path"
+        return None, f"not vetted: the path {link} does not exist here"
+    wanted = unquote(urlsplit(link).path).rstrip("/").rsplit("/", 1)[-1]
+    every = [a for found in artifacts.values() for a in found]
+    same = [a for a in every if a.path.name == wanted]
+    if not same and pin.version is not None:
+        same = [a for a in artifacts.get(pin.name, []) if a.version == pin.version]
+    if same:
+        return str(same[0].path), "from --wheels, the file the URL names"
+    if pin.version is None and artifacts.get(pin.name):
+        best = max(artifacts[pin.name], key=lambda a: (a.kind == "wheel" and a.fits, a.version))
+        return str(best.path), f"the URL names no version: took {best.path.name} from --wheels"
+    return None, f"not vetted: a URL requirement, download it into --wheels (pip download --no-deps -d DIR '{link}')"

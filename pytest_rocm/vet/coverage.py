@@ -110,8 +110,23 @@ def variant_coverage(by_variant: dict[str, list[str]], gpus: list[str], rocm: st
     return "; ".join(words) if gpus else "no AMD GPU here; " + "; ".join(words)
 
 
+def torch_build(name: str, version: str | None) -> str | None:
+    """What a PyTorch build means for a stack, from its local version (``2.13.0+cpu``): a CPU or
+    a CUDA build runs nothing on an AMD GPU, whatever the rest of the stack is; None otherwise."""
+    if name.lower() not in ("torch", "pytorch") or not version:
+        return None
+    local = version.partition("+")[2].lower()
+    if local.startswith("cpu"):
+        return f"a CPU build of PyTorch (+{local}): nothing in this stack will use the GPU"
+    if re.match(r"cu\d+$", local):
+        return f"a CUDA build of PyTorch (+{local}): no ROCm support, nothing in this stack will use an AMD GPU"
+    return None
+
+
 def basis(doc: dict[str, Any]) -> str:
     """What a vet document's AMD verdict rests on, in a few words."""
+    if build := torch_build(str(doc.get("name", "")), doc.get("version")):
+        return build
     read = {path: targets for path, targets in doc["gfx_targets"].items() if targets}
     targets = {t for ts in read.values() for t in ts}
     if targets:
@@ -134,11 +149,15 @@ def basis(doc: dict[str, Any]) -> str:
     rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]} - set(_CONTEXT_ONLY)
     if str(doc.get("name", "")).lower().startswith(("triton", "pytorch-triton")) or (rocm and rocm <= set(_JIT_RULES)):
         return "JIT at run time (Triton)"
+    if "jit-rocm" in rocm:  # compiled where it runs, for that GPU: not a build the user makes
+        return "JIT at run time (hipcc through its run-time compiler): compiled for the GPU it runs on"
     if counted & set(_BINDING_RULES) and not counted & {"hip-fatbin-section", "hip-source-file", "hip-header"}:
         return "bindings, no device code"
     every_rocm = {f["rule"] for f in doc["findings"] if f["side"] == "rocm" and not f["context"]}
     if every_rocm and every_rocm <= {"rocm-version-or-requirement", "rocm-requirement-in-build", "rocm-mention"}:
         return "requires ROCm builds of other packages: vet those (their device code is theirs)"
+    if doc.get("origin") in ("wheel", "installed"):  # a prebuilt artifact is not built from source
+        return "no AMD binary in this build: its ROCm path is text (sources, headers, a build script)"
     return "no AMD binary: built from source, for the gfx you build it for"
 
 

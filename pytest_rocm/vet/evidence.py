@@ -12,12 +12,14 @@ import re
 
 from pytest_rocm.vet.kinds import BUILD, kind_of
 from pytest_rocm.vet.result import ScanResult
-from pytest_rocm.vet.rules import ECOSYSTEM, INCOMPLETE, TEXT, Finding, Side, Tier
+from pytest_rocm.vet.rules import ECOSYSTEM, PARTIAL, TEXT, Finding, Side, Tier
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _TIER_ORDER = {"core": 0, "source": 1, "aware": 2, "caveat": 3, "mention": 4, "usage": 5}
-#: ROCm findings that are not header or build-script text: they stand even next to CUDA binaries
-_RUNTIME_ROCM = ("loads-rocm-library", "rocm-version-or-requirement", "rocm-requirement-in-build")
+#: ROCm findings that are not header, source or build-script text: they stand even next to CUDA
+#: binaries. A ROCm library's name in Python (``"librccl.so.1"``, a ctypes load) is not one of
+#: them: next to binaries that all link CUDA it is a hint, not what was built
+_RUNTIME_ROCM = ("rocm-version-or-requirement", "rocm-requirement-in-build")
 
 
 def pick(findings: list[Finding]) -> list[Finding]:
@@ -57,10 +59,18 @@ class Evidence:
         rocm_native = [f for f in self.select("rocm", "core", "source") if f.rule != "triton-kernel"]
         rocm_native += [f for f in self.select("rocm", "aware") if kind_of(f.path.rsplit("!", 1)[-1]) == BUILD]
         #: CUDA-built binaries and no ROCm-built one: the ROCm text is not what was built
-        self.binaries_cuda_only = bool(result.cuda_binaries) and not result.rocm_binaries
+        self.binaries_cuda_only = (
+            bool(result.cuda_binaries | result.optional_cuda_binaries) and not result.rocm_binaries
+        )
         self.demoted: list[Finding] = []
         if self.binaries_cuda_only:
-            self.demoted = [f for f in rocm_native if f.spec.subject == TEXT and f.rule not in _RUNTIME_ROCM]
+            built_cuda = result.cuda_binaries | result.optional_cuda_binaries
+            self.demoted = [
+                f
+                for f in rocm_native
+                if (f.spec.subject == TEXT and f.rule not in _RUNTIME_ROCM)
+                or (f.rule == "rocm-variant-binary" and f.path in built_cuda)  # its name says ROCm, its ELF CUDA
+            ]
             rocm_native = [f for f in rocm_native if f not in self.demoted]
         self.rocm_path = rocm_native if self.is_native_cuda else rocm_native + self.triton
         self.rocm_mention = self.select("rocm", "mention")
@@ -69,7 +79,8 @@ class Evidence:
         self.torch_use = self.select("torch", "usage")
         self.gpu_deps = self.select("dependency", "usage")
         self.skipped = [f for f in result.findings if f.spec.side == "safety" and f.severity != "info"]
-        self.incomplete = [f for f in result.findings if f.rule in INCOMPLETE]
+        #: members of its runtime code or build not read (a size bound, unreadable): the class is a floor
+        self.incomplete = [f for f in result.findings if f.rule in PARTIAL and f.place in ("runtime", "build")]
 
     def select(self, side: Side, *tiers: Tier) -> list[Finding]:
         return [f for f in self.all if f.spec.side == side and f.spec.tier in tiers]
@@ -92,10 +103,15 @@ def contrary(klass: int, ev: Evidence, result: ScanResult) -> tuple[list[Finding
     binaries = result.kinds.get("binary", 0)
     if klass == 3:
         against = pick(ev.cuda_native)
-        if result.cuda_binaries:
+        if result.cuda_binaries and result.rocm_binaries:
             notes.append(
                 f"{len(result.cuda_binaries)} of {binaries} binaries are built for CUDA "
                 f"({len(result.rocm_binaries)} for ROCm): check that the one you load is the ROCm one"
+            )
+        elif result.cuda_binaries:  # no ROCm binary to load: the ROCm path is what the notes name
+            notes.append(
+                f"{len(result.cuda_binaries)} of {binaries} binaries are built for CUDA and none for ROCm: "
+                f"the ROCm path is {rules_of(ev.rocm_path)}, not a binary it ships"
             )
         elif against:
             notes.append(f"CUDA code next to the ROCm path: {rules_of(against)} (first: {_first(against[0])})")
@@ -147,13 +163,25 @@ _MAX_AGAINST = 4
 def confidence(klass: int, ev: Evidence, deciding: list[Finding], against: list[Finding]) -> tuple[str, str]:
     """high / medium / low, and the reason, for a reviewer to weigh the verdict."""
     if ev.incomplete:
-        return "low", f"the scan was cut short ({rules_of(ev.incomplete)}): unread members may change the class"
+        return (
+            "low",
+            f"the scan did not read everything ({rules_of(ev.incomplete)}): unread members may change the class",
+        )
     core_for = any(f.spec.tier == "core" for f in deciding)
     core_against = any(f.spec.tier == "core" for f in against)
     if klass in (1, 2):
+        code = sum(ev.result.kinds.get(k, 0) for k in ("python", "binary", "native-source", "cuda-source"))
+        if not code:  # a metapackage: what it installs is its requirements, each vetted on its own
+            return "medium", "no code of its own: its requirements decide what it installs; vet each of them"
         if ev.cuda_source or ev.cuda_caveat:
             return "medium", "no native GPU code counted, but CUDA sources or CUDA assumptions are present"
         return "high", "no GPU code of either vendor found"
+    named = [f for f in deciding if f.spec.tier == "core"]
+    if klass == 3 and named and all(f.rule == "rocm-variant-binary" for f in named):
+        # a name is a claim: a ROCm library the ELF links or AMD code it embeds would be a fact
+        return "medium", (
+            f"rests on a file name only ({named[0].text}): its ELF links no ROCm library and embeds no AMD code"
+        )
     if core_for and not core_against:
         return "high", "decided by what is built or linked (binaries, build steps, requirements)"
     if core_for:

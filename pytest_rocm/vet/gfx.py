@@ -108,7 +108,10 @@ def targets_in_bundles(data: bytes) -> tuple[list[str], str]:
         pos += 4
     note = ""
     if unreadable:
-        note = f"{unreadable} zstd-compressed bundle(s) not read: install zstandard to see their gfx targets"
+        note = (
+            f"{unreadable} zstd-compressed bundle(s) not read: their gfx targets need the zstandard module "
+            "(pip install zstandard, or pip install -e '.[vet]' in the pytest-rocm checkout)"
+        )
     return order(targets), note
 
 

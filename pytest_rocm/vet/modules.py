@@ -19,7 +19,8 @@ path too. Both are caveats, not the verdict.
   optional in a package whose import says nothing (above);
 - a binary is loaded by the import of its extension module (``pkg/_C.cpython-311-...so`` is
   ``pkg._C``), or by a library load naming it (a literal file name or a glob such as ``"_C*.so"``
-  in a file that calls ``load_library``/``CDLL``/``dlopen``); with no such reference it keeps its
+  in a file that calls ``load_library``/``CDLL``/``dlopen``/``spec_from_file_location``); with no
+  such reference it keeps its
   full weight: binaries are the evidence of what was built.
 """
 
@@ -36,8 +37,12 @@ from pytest_rocm.vet.reach import Reach, reach_at
 
 Status = Literal["import", "fallback", "unreached"]
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_LOADER_WORDS = ("load_library", "DLL", "LoadLibrary", "dlopen", "cdll")  # cheap before the regex
-_LOADER = re.compile(r"\b(?:load_library|CDLL|PyDLL|LoadLibrary\w*|dlopen|cdll)\b")
+#: the calls that load a binary by file name (importlib's spec_from_file_location and
+#: ExtensionFileLoader load an extension module from a path: ComfyUI's kernels do)
+_LOADER_WORDS = ("load_library", "DLL", "LoadLibrary", "dlopen", "cdll", "spec_from_file_location", "FileLoader")
+_LOADER = re.compile(
+    r"\b(?:load_library|CDLL|PyDLL|LoadLibrary\w*|dlopen|cdll|spec_from_file_location|ExtensionFileLoader)\b"
+)
 #: a quoted library file name or glob: "_C*.so", "libfoo.so.1", "*.pyd"
 _LIBRARY_LITERAL = re.compile(r"[\"']([\w.*?\[\]-]*\.(?:so|pyd|dll|dylib)(?:\.[\d*]+)*)[\"']")
 _NOT_MODULES = frozenset({"setup", "conftest", "noxfile"})

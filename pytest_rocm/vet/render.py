@@ -35,6 +35,7 @@ def document(target: Target, result: ScanResult, verdict: Verdict, live: dict[st
         "origin": target.origin,
         "class": verdict.klass,
         "verdict": verdict.title,
+        "at_least": verdict.at_least or None,
         "reason": verdict.reason,
         "confidence": verdict.confidence,
         "confidence_why": verdict.confidence_why,
@@ -68,7 +69,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
         shown = ", ".join(doc["not_read"]) + (", ..." if doc["files_not_read"] > len(doc["not_read"]) else "")
         out.append(f"  not read ({doc['files_not_read']}: no rule reads their kind): {shown}")
     out.append("")
-    out.append(f"class {doc['class']}: {doc['verdict']}")
+    shown = f"at least class {doc['class']}" if doc.get("at_least") else f"class {doc['class']}"
+    out.append(f"{shown}: {doc['verdict']}")
     out.append(f"  why: {doc['reason']}")
     out.append(f"  confidence: {doc['confidence']} ({doc['confidence_why']})")
     for title, key in (("deciding evidence", "evidence"), ("against it", "contrary")):
@@ -84,7 +86,8 @@ def text(doc: dict[str, Any], per_rule: int = 3) -> str:
     if doc["gfx_targets"]:
         out.append("  AMD targets in its binaries:")
         for path, targets in doc["gfx_targets"].items():
-            out.append(f"    {path}: {', '.join(targets) or 'unknown'}")
+            why = doc["gfx_notes"].get(path)  # what could not be read, and how to read it (zstandard)
+            out.append(f"    {path}: {', '.join(targets) or 'unknown'}" + (f" ({why})" if why else ""))
     for title, key in (("caveats", "caveats"), ("next steps", "next_steps")):
         if doc[key]:
             out.append(f"  {title}:")
@@ -138,12 +141,13 @@ def _cell(value: object) -> str:
 
 def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
     """The stack document as one table: Markdown, or aligned text."""
-    head = ["package", "version", "class", "confidence", "deciding evidence", "based on", "gfx targets", "this machine"]
+    theirs = "--gpu" if doc.get("gpus_from") == "--gpu" else "this machine"
+    head = ["package", "version", "class", "confidence", "deciding evidence", "based on", "gfx targets", theirs]
     rows = [
         [
             r["package"],
             r["version"],
-            r["class"] if r["class"] is not None else "?",
+            _class_cell(r),
             r["confidence"],
             r["reason"]
             + (f" (note: {r['contrary'][0]})" if r.get("contrary") else "")
@@ -154,20 +158,15 @@ def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
         ]
         for r in doc["packages"]
     ]
-    gpus = ", ".join(doc["machine_gpus"]) or "none found"
-    verdict = f"class 4 (CUDA-only): {', '.join(doc['class_4'])}" if doc["class_4"] else "no class 4 package"
-    unvetted = doc.get("unvetted") or []
-    if unvetted:  # "no class 4 package" alone would read as safe: these were never looked at
-        verdict += f"; {len(unvetted)} not vetted: {', '.join(unvetted)}"
+    first = f"{len(rows)} packages; {_gpus_phrase(doc)}; {_verdict_phrase(doc)}"
+    extra = _stack_notes(doc)
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-        return "\n".join(
-            [f"**rocm-compat vet**: {len(rows)} packages; this machine's GPUs: {gpus}; {verdict}", "", *out]
-        )
+        return "\n".join([f"**rocm-compat vet**: {first}", *extra, "", *out])
     cells = [[_cell(c) for c in row] for row in rows]
     widths = [min(40, max([len(h)] + [len(c[i]) for c in cells])) for i, h in enumerate(head[:4])]
-    out = [f"rocm-compat vet: {len(rows)} packages; this machine's GPUs: {gpus}; {verdict}", ""]
+    out = [f"rocm-compat vet: {first}", *extra, ""]
     out.append("  ".join(h.ljust(w) for h, w in zip(head[:4], widths, strict=True)) + "  deciding evidence")
     indent = " " * (sum(widths) + 8)
     for c, r in zip(cells, doc["packages"], strict=True):
@@ -178,6 +177,44 @@ def stack_table(doc: dict[str, Any], markdown: bool = False) -> str:
                 line += f"\n{indent}  gfx: {c[6]} ({c[7]})"
         out.append(line)
     return "\n".join(out)
+
+
+def _class_cell(row: dict[str, Any]) -> str:
+    """``4``, ``?`` (not vetted), ``>=1`` (a partial read: the class is a floor)."""
+    if row["class"] is None:
+        return "?"
+    return f">={row['class']}" if row.get("at_least") else str(row["class"])
+
+
+def _gpus_phrase(doc: dict[str, Any]) -> str:
+    """Whose GPUs the gfx column compares with: this machine's, or the ones ``--gpu`` named."""
+    gpus = ", ".join(doc["machine_gpus"])
+    if doc.get("gpus_from") == "--gpu":
+        return f"compared with {gpus} (--gpu, not this machine)"
+    return f"this machine's GPUs: {gpus or 'none found'}"
+
+
+def _verdict_phrase(doc: dict[str, Any]) -> str:
+    verdict = f"class 4 (CUDA-only): {', '.join(doc['class_4'])}" if doc["class_4"] else "no class 4 package"
+    unvetted = doc.get("unvetted") or []
+    if unvetted:  # "no class 4 package" alone would read as safe: these were never looked at
+        verdict += f"; {len(unvetted)} not vetted: {', '.join(unvetted)}"
+    partial = doc.get("partial") or []
+    if partial:  # read in part: the class shown is a floor
+        verdict += f"; {len(partial)} not fully vetted (partial read): {', '.join(partial)}"
+    return verdict
+
+
+def _stack_notes(doc: dict[str, Any]) -> list[str]:
+    """Lines under the first: a PyTorch build that uses no GPU, lines skipped for this platform."""
+    notes = []
+    if doc.get("cpu_only_torch"):
+        notes.append(f"{doc['cpu_only_torch']} is a CPU build of PyTorch: nothing in this stack will use the GPU")
+    skipped = doc.get("skipped") or []
+    if skipped:
+        shown = "; ".join(skipped[:3]) + (f"; and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        notes.append(f"{len(skipped)} requirement line(s) not for this platform (marker false here): {shown}")
+    return notes
 
 
 def _targets_cell(row: dict[str, Any]) -> str | None:

@@ -27,6 +27,12 @@ class ScanResult:
     #: evidence of what was built, which outranks what header text says could be built
     cuda_binaries: set[str] = field(default_factory=set)
     rocm_binaries: set[str] = field(default_factory=set)
+    #: CUDA-built binaries on an optional path (a fallback or opt-in load): not what the import
+    #: loads, but still what was built, so HIP text next to them is no ROCm path either
+    optional_cuda_binaries: set[str] = field(default_factory=set)
+    #: why the package is its own optional CUDA path (:mod:`purpose`): "" when it is not, None
+    #: when no CUDA finding asked
+    purpose: str | None = None
     #: AMD code-object targets per binary (``amdgcn-amd-amdhsa--gfx1100``), from HIP fatbins
     gfx_targets: dict[str, list[str]] = field(default_factory=dict)
     gfx_notes: dict[str, str] = field(default_factory=dict)  # what could not be read of them

@@ -171,6 +171,9 @@ SAFETY_RULES: tuple[Rule, ...] = (
 )
 #: limits that leave the scan incomplete: the verdict says so and lowers its confidence
 INCOMPLETE = ("archive-too-large", "too-many-members")
+#: members left unread by a size or time bound, or unreadable: when one is in the package's
+#: runtime code or build, the class is only what the files read establish ("at least")
+PARTIAL = (*INCOMPLETE, "oversized-member", "nested-archive-skipped", "unreadable")
 
 #: every rule by id; filled by ``rules`` (the tables register themselves there)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in SAFETY_RULES}

@@ -90,14 +90,28 @@ DEPS_RULES: tuple[Rule, ...] = (
     Rule(
         "requires-cuda-only-package",
         TEXT,
-        REQ + r"(?P<dist>cupy-cuda\w+|pycuda|tensorrt(?:[-_]cu\d+)?|pynvml|nvidia-ml-py3?|cuda-python|"
-        r"onnxruntime-gpu)\b" + REQ_END,
+        # NVIDIA's CUDA Python packages (cuda-python is a metapackage of cuda-bindings), JAX's
+        # CUDA plugins, numba's CUDA target: a requirement on one installs CUDA-only code
+        REQ + r"(?P<dist>cupy-cuda\w+|pycuda|tensorrt(?:[-_](?:cu\d+|llm|lean|dispatch)\w*)?|pynvml|nvidia-ml-py3?|"
+        r"cuda-python|cuda[-_](?:bindings|core|pathfinder|cccl|toolkit)|numba[-_]cuda|"
+        r"jax[-_]cuda\d+[-_](?:plugin|pjrt)|torch[-_]tensorrt|onnxruntime-gpu)\b" + REQ_END,
         "cuda",
         "core",
         "error",
-        "depends on a CUDA-only package (CuPy's CUDA wheels, PyCUDA, TensorRT, NVML...)",
+        "depends on a CUDA-only package (CuPy's CUDA wheels, PyCUDA, TensorRT, NVML, cuda-bindings, JAX's CUDA plugin...)",
         kinds=DEPS,
-        literals=("cupy-cuda", "pycuda", "tensorrt", "pynvml", "nvidia-ml-py", "cuda-python", "onnxruntime-gpu"),
+        literals=(
+            "cupy-cuda",
+            "pycuda",
+            "tensorrt",
+            "pynvml",
+            "nvidia-ml-py",
+            "cuda-",
+            "cuda_",
+            "numba",
+            "jax",
+            "onnxruntime-gpu",
+        ),
     ),
     Rule(
         "cuda-local-version",

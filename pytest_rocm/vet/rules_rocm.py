@@ -99,6 +99,30 @@ ROCM_RULES: tuple[Rule, ...] = (
         literals=("ROCM", "HIP", "hip", "offload-arch", "amdgpu-target"),
     ),
     Rule(
+        "jit-rocm",
+        TEXT,
+        r"[\"'](?:hipcc|--offload-arch\b[^\"']*|--amdgpu-target\b[^\"']*|-x[ \t]+hip)[\"']|"
+        r"\b(?:PYTORCH_ROCM_ARCH|IS_HIP_EXTENSION|ROCM_HOME|hipify_python)\b",
+        "rocm",
+        "core",
+        "info",
+        "compiles GPU code at run time with a HIP path (hipcc, --offload-arch, ROCM_HOME): the JIT's ROCm side",
+        kinds=kinds(PYTHON),
+        # a run-time compiler called in the same file: torch's cpp_extension, or a compiler run
+        # as a subprocess (calls and imports, not the words: a rule table names them too)
+        only_if_in_file=r"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import\b|\bcpp_extension\.load\w*\s*\(|"
+        r"\bload_inline\s*\(|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(",
+        literals=(
+            "hipcc",
+            "offload-arch",
+            "amdgpu-target",
+            "hip",
+            "PYTORCH_ROCM_ARCH",
+            "IS_HIP_EXTENSION",
+            "ROCM_HOME",
+        ),
+    ),
+    Rule(
         "links-rocm-library",
         NEEDED,
         r"^lib(?:amdhip64|hipblas\w*|rocblas|MIOpen|rccl|hiprtc|rocsparse|hipsparse\w*|rocrand|"

@@ -19,6 +19,7 @@ from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
 from pytest_rocm.vet.held import Held, Key
 from pytest_rocm.vet.modules import ImportGraph
+from pytest_rocm.vet.purpose import optional_is_the_package
 from pytest_rocm.vet.reach import import_runs_on_import, on_import_path
 from pytest_rocm.vet.result import KEEP_NOT_READ, ScanResult
 from pytest_rocm.vet.rule import place_of
@@ -67,7 +68,12 @@ def _own_name(m: re.Match[str], own: set[str]) -> bool:
     ``"pycuda": [`` package-data key): a package never depends on itself."""
     for group in ("mod", "dist"):
         value = m.groupdict().get(group)
-        if value and value.lower().replace("-", "_").replace(".", "_").split("_bindings")[0] in own:
+        if not value:
+            continue
+        name = value.lower().replace("-", "_").replace(".", "_")
+        # an import of cuda.bindings is cuda-python's own; a requirement on the distribution
+        # cuda-bindings is another package's (cuda-python 12.9 is a metapackage of it)
+        if (name.split("_bindings")[0] if group == "mod" else name) in own:
             return True
     return False
 
@@ -90,6 +96,7 @@ class _Scanner:
         self.held = Held()
         self.binaries: set[str] = set()
         self.nvsmi_queries: list[Finding] = []  # runtime code parsing nvidia-smi's output
+        self.python: list[str] = []  # the package's runtime Python files (what its import may run)
 
     def wrapper_findings(self) -> list[Finding]:
         """``wraps-nvidia-smi`` when nvidia-smi's parsed output is what the package is about: a
@@ -127,9 +134,18 @@ class _Scanner:
         if part is None and path in self.binaries:
             loaded = self.graph.binary_status(path)
             context, part = ("fallback" if loaded == "fallback" else "opt-in" if loaded == "opt-in" else ""), path
-        if context:
+        if context and self._is_the_package():  # the optional path is the package: its findings decide
+            return "", ""
+        if context and path in self.result.cuda_binaries:
             self.result.cuda_binaries.discard(path)  # not what the package's import loads
+            self.result.optional_cuda_binaries.add(path)
         return context, part or ""
+
+    def _is_the_package(self) -> bool:
+        if self.result.purpose is None:  # asked once, when every member is read
+            binaries = self.binaries - self.result.rocm_binaries
+            self.result.purpose = optional_is_the_package(self.target.name, self.python, binaries, self.graph)
+        return bool(self.result.purpose)
 
     def text(self, member: Member) -> None:
         assert member.kind is not None and member.data is not None
@@ -142,6 +158,8 @@ class _Scanner:
             self.result.ggml.observe_build(member.path, text)
         elif member.kind == PYTHON:
             self.graph.read_python(member.path, text)
+            if ships(member.path) and self.graph.module_of(member.path) is not None:  # as the graph keeps it
+                self.python.append(member.path)
         tf: TextFile | None = None
         present: dict[str, bool] = {}  # literal -> in this text (rules share many: once each)
 

@@ -23,10 +23,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.vet import gfx
-from pytest_rocm.vet.artifacts import Artifacts, Pin, locate
+from pytest_rocm.vet.artifacts import Artifacts, Pin, locate, locate_link
 from pytest_rocm.vet.artifacts import wheel_index as wheel_index  # the CLI and tests name it here
-from pytest_rocm.vet.coverage import basis, loaded_variant, variant_coverage, variants
+from pytest_rocm.vet.coverage import basis, loaded_variant, torch_build, variant_coverage, variants
 from pytest_rocm.vet.coverage import coverage as coverage  # the tests name it here
+from pytest_rocm.vet.reqfile import read_requirements_txt
 from pytest_rocm.vet.target import BadTarget
 
 SCHEMA = "pytest-rocm/vet-stack/1"
@@ -69,44 +70,9 @@ def _requirement(text: str, where: str) -> Pin | None:
     if req.marker is not None and not req.marker.evaluate({"extra": ""}):
         return None  # not for this platform/Python, or an extra's
     pinned = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+    if req.url:  # name @ URL: vetted from the file it names, never from the index or this install
+        return Pin(canonicalize_name(req.name), None, where, req.specifier, link=req.url, link_kind="url")
     return Pin(canonicalize_name(req.name), pinned[0] if pinned else None, where, req.specifier)
-
-
-def _logical_lines(lines: list[str]) -> list[tuple[int, str]]:
-    """Physical lines joined where one ends in a backslash (as pip does: hashed files from
-    ``pip-compile --generate-hashes`` or ``uv export``), each with its first line's number. A line
-    with a comment does not continue."""
-    joined: list[tuple[int, str]] = []
-    parts: list[str] = []
-    first = 0
-    for number, raw in enumerate(lines, 1):
-        has_comment = raw.lstrip().startswith("#") or " #" in raw or "\t#" in raw
-        if raw.endswith("\\") and not has_comment:
-            first = first or number
-            parts.append(raw[:-1])
-            continue
-        joined.append((first or number, "".join([*parts, raw])))
-        parts, first = [], 0
-    if parts:  # a backslash on the last line
-        joined.append((first, "".join(parts)))
-    return joined
-
-
-def _from_requirements_txt(path: Path) -> list[Pin]:
-    pins: list[Pin] = []
-    try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise BadTarget(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    for number, raw in _logical_lines(lines):
-        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
-        if not line or line.startswith(("#", "-", "--")) or "://" in line:
-            continue  # options (-r, -e, --index-url), URLs: not a pinned name
-        line = line.replace("\t", " ").split(" --", 1)[0].strip()  # --hash=..., per-requirement options
-        pin = _requirement(line, f"{path.name}:{number}")
-        if pin is not None:
-            pins.append(pin)
-    return pins
 
 
 def _from_lock(path: Path, table: str) -> list[Pin]:
@@ -130,6 +96,15 @@ def _from_pyproject(path: Path) -> list[Pin]:
     return [p for p in pins if p is not None]
 
 
+def read_stack(path: Path) -> tuple[list[Pin], list[str]]:
+    """The dependencies a file names, and the requirement lines skipped because their marker is
+    false here (said in the table, never silent). Raises BadTarget (one line) on a bad file."""
+    if path.is_file() and path.name.lower().endswith((".txt", ".in")):
+        found = read_requirements_txt(path)
+        return found.pins, found.skipped
+    return read_pins(path), []
+
+
 def read_pins(path: Path) -> list[Pin]:
     """The dependencies a file names. Raises BadTarget (one line) on a bad or unknown file."""
     if not path.is_file():
@@ -142,7 +117,7 @@ def read_pins(path: Path) -> list[Pin]:
     if name == "pyproject.toml":
         return _from_pyproject(path)
     if name.endswith((".txt", ".in")):
-        return _from_requirements_txt(path)
+        return read_requirements_txt(path).pins
     raise BadTarget(f"{path}: not a requirements file, pyproject.toml, uv.lock or pylock.toml")
 
 
@@ -171,62 +146,87 @@ VetOne = Callable[[str], dict[str, Any]]
 
 
 def vet_stack(
-    pins: list[Pin], wheels: Artifacts, vet_one: VetOne, gpus: list[str], rocm: str | None = None
+    pins: list[Pin],
+    wheels: Artifacts,
+    vet_one: VetOne,
+    gpus: list[str],
+    rocm: str | None = None,
+    skipped: list[str] | None = None,
+    gpus_from: str = "this machine",
 ) -> dict[str, Any]:
     """The stack document: a row per pin (``rocm``: this environment's torch ROCm version, which
-    picks the variant of a package that ships one library per ROCm version)."""
-    rows = []
-    for pin in pins:
-        spec, note = locate(pin, wheels)
-        row: dict[str, Any] = {"package": pin.name, "pinned": pin.version, "source": pin.source, "note": note}
-        if spec is None:
-            rows.append({**row, "version": None, "class": None, "confidence": None, "reason": note})
-            continue
-        try:
-            doc = vet_one(spec)
-        except BadTarget as exc:
-            rows.append({**row, "version": None, "class": None, "confidence": None, "reason": str(exc)})
-            continue
-        targets = gfx.order({t for ts in doc["gfx_targets"].values() for t in ts})
-        by_variant = variants(doc["gfx_targets"])
-        based_on = basis(doc)
-        if by_variant:
-            gpus_column = variant_coverage(by_variant, gpus, rocm)
-        else:
-            gpus_column = coverage(targets, gpus) if targets else based_on
-        rows.append(
-            {
-                **row,
-                "version": doc["version"],
-                "target": spec,
-                "class": doc["class"],
-                "confidence": doc["confidence"],
-                "reason": doc["reason"],
-                "contrary": doc["contrary_notes"][:1],
-                "gfx_targets": targets,
-                "gfx_variants": by_variant,
-                "torch_loads": loaded_variant(by_variant, rocm) if by_variant else None,
-                "basis": based_on,
-                "gpus": gpus_column if doc["class"] == 3 else None,
-            }
-        )
+    picks the variant of a package that ships one library per ROCm version; ``skipped``: the
+    lines whose marker is false here; ``gpus_from``: where ``gpus`` came from, ``--gpu`` or this
+    machine)."""
+    rows = [_row(pin, wheels, vet_one, gpus, rocm) for pin in pins]
     failing = [r["package"] for r in rows if r["class"] == 4]
     unvetted = [r["package"] for r in rows if r["class"] is None]
+    partial = [r["package"] for r in rows if r.get("at_least")]
     return {
         "schema": SCHEMA,
         "machine_gpus": gpus,
+        "gpus_from": gpus_from,
         "torch_rocm": rocm,
         "packages": rows,
         "class_4": failing,
         "unvetted": unvetted,
+        "partial": partial,
+        "skipped": skipped or [],
+        "cpu_only_torch": next((r["cpu_build"] for r in rows if r.get("cpu_build")), None),
+    }
+
+
+def _row(pin: Pin, wheels: Artifacts, vet_one: VetOne, gpus: list[str], rocm: str | None) -> dict[str, Any]:
+    spec, note = locate_link(pin, wheels) if pin.link is not None else locate(pin, wheels)
+    row: dict[str, Any] = {"package": pin.name, "pinned": pin.version, "source": pin.source, "note": note}
+    if pin.link is not None:
+        row["link"] = pin.link
+    if spec is None:
+        return {**row, "version": None, "class": None, "confidence": None, "reason": note}
+    try:
+        doc = vet_one(spec)
+    except BadTarget as exc:
+        return {**row, "version": None, "class": None, "confidence": None, "reason": str(exc)}
+    targets = gfx.order({t for ts in doc["gfx_targets"].values() for t in ts})
+    by_variant = variants(doc["gfx_targets"])
+    based_on = basis(doc)
+    if by_variant:
+        gpus_column = variant_coverage(by_variant, gpus, rocm)
+    else:
+        gpus_column = coverage(targets, gpus) if targets else based_on
+    build = torch_build(doc.get("name", ""), doc["version"])
+    reason = doc["reason"] if build is None else f"{build}; {doc['reason']}"
+    return {
+        **row,
+        "version": doc["version"],
+        "target": spec,
+        "class": doc["class"],
+        "at_least": doc.get("at_least") or None,  # a partial read: a floor, and not fully vetted
+        "confidence": doc["confidence"],
+        "reason": reason,
+        "contrary": doc["contrary_notes"][:1],
+        "gfx_targets": targets,
+        "gfx_variants": by_variant,
+        "torch_loads": loaded_variant(by_variant, rocm) if by_variant else None,
+        "basis": based_on,
+        "gpus": gpus_column if doc["class"] == 3 else None,
+        "cpu_build": f"{doc['name']} {doc['version']}" if build and "CPU build" in build else None,
+        "gfx_notes": doc.get("gfx_notes") or {},
     }
 
 
 def unvetted_summary(doc: dict[str, Any]) -> str | None:
     """``2 of 5 packages not vetted: missingpkg (not installed and no wheel or sdist for it in --wheels),
-    odd (...)``; None when every row was vetted."""
+    odd (...)``, and the rows vetted from a partial read; None when every row was vetted in full."""
     rows = [r for r in doc["packages"] if r["class"] is None]
-    if not rows:
-        return None
-    why = ", ".join(f"{r['package']} ({r['reason'] or 'no reason recorded'})" for r in rows)
-    return f"{len(rows)} of {len(doc['packages'])} packages not vetted: {why}"
+    partial = [r for r in doc["packages"] if r.get("at_least")]
+    words = []
+    if rows:
+        why = ", ".join(f"{r['package']} ({r['reason'] or 'no reason recorded'})" for r in rows)
+        words.append(f"{len(rows)} of {len(doc['packages'])} packages not vetted: {why}")
+    if partial:
+        why = ", ".join(f"{r['package']} (at least class {r['class']}: {r['at_least']})" for r in partial)
+        words.append(f"{len(partial)} of {len(doc['packages'])} packages not fully vetted: {why}")
+    if not doc["packages"]:
+        words.append("no package to vet: the file names none for this platform")
+    return "; ".join(words) or None

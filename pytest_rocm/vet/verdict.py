@@ -46,6 +46,8 @@ class Verdict:
     contrary_notes: list[str] = field(default_factory=list)
     confidence: str = "medium"  # high | medium | low, and why
     confidence_why: str = ""
+    #: why the class is only a floor ("3 member(s) not read (oversized-member)"); "" for a full read
+    at_least: str = ""
 
 
 def decide(target: Target, result: ScanResult) -> Verdict:
@@ -59,7 +61,7 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         reason = f"ROCm path: {rules_of(ev.rocm_path)}"
         if ev.cuda_native:
             reason += f"; CUDA code next to it: {rules_of(ev.cuda_native)}"
-        evidence = pick(ev.rocm_path)[:3] + pick(ev.cuda_native)[:3]
+        evidence = pick(ev.rocm_path)[:3]  # the CUDA code next to it is evidence against (contrary)
         steps += [
             "check that its ROCm build covers your gfx target (rocm-compat env shows yours) and your ROCm version",
             live,
@@ -88,26 +90,23 @@ def decide(target: Target, result: ScanResult) -> Verdict:
             caveats.append("its description mentions ROCm/AMD: read what it says, a ROCm build may exist")
     else:
         klass = 2 if ev.ecosystem else 1
+        native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
+        what = "Python and CPU-only native code" if native else "pure Python"  # a C extension is not pure Python
         if ev.ecosystem:
             libs = sorted({ev.library(f.text) for f in ev.ecosystem})[:5]
-            reason = f"pure Python on the PyTorch ecosystem ({', '.join(libs)})"
+            reason = f"{what} on the PyTorch ecosystem ({', '.join(libs)})"
             evidence = pick(ev.ecosystem)[:3] + pick(ev.torch_use)[:1]
             steps.append(
                 "its ecosystem dependencies decide the rest: run their library suites "
                 "(rocm-compat run) and vet any native GPU library they pull in"
             )
         elif ev.torch_use:
-            reason = "pure Python on PyTorch: no native GPU code, no CUDA-only dependency"
+            reason = f"{what} on PyTorch: no native GPU code, no CUDA-only dependency"
             evidence = pick(ev.torch_use)[:2]
         else:
-            native = result.kinds.get("binary", 0) + result.kinds.get("native-source", 0)
-            reason = (
-                "no GPU code found: Python and CPU-only native code" if native else "pure Python: no GPU code found"
-            )
+            reason = f"no GPU code found: {what}" if native else "pure Python: no GPU code found"
             evidence = []
-        steps.append(live)
-        if ev.cuda_source:  # the note against the verdict says what they are (evidence.contrary)
-            evidence += pick(ev.cuda_source)[:2]
+        steps.append(live)  # CUDA sources beside it are evidence against, in the note (evidence.contrary)
     if ev.cuda_caveat and klass >= 3:  # below, the note against the verdict says it
         caveats.append(f"CUDA assumptions in Python that misbehave on ROCm: {rules_of(ev.cuda_caveat)}")
     for f in pick(ev.gpu_deps):
@@ -124,8 +123,19 @@ def decide(target: Target, result: ScanResult) -> Verdict:
         total = sum(result.counts[rule] for rule in {f.rule for f in ev.skipped}) or len(ev.skipped)
         caveats.append(f"{total} member(s) not read for safety or size ({rules_of(ev.skipped)})")
     against, notes = contrary(klass, ev, result)
+    evidence = [f for f in evidence if f not in against]  # one finding is never both for and against
     level, why = confidence(klass, ev, evidence, against)
-    return Verdict(klass, TITLES[klass], reason, evidence, caveats, steps, against, notes, level, why)
+    title, at_least = TITLES[klass], ""
+    if klass == 1 and result.kinds.get("binary", 0) + result.kinds.get("native-source", 0):
+        title = "no GPU code (Python and CPU-only native code): runs unchanged on ROCm"
+    if ev.incomplete:  # what was not read may hold what decides: the class is a floor, and says so
+        unread = sum(result.counts[rule] for rule in {f.rule for f in ev.incomplete}) or len(ev.incomplete)
+        at_least = f"{unread} member(s) of its code not read: {rules_of(ev.incomplete)}"
+        title = f"{title.split(':')[0]} in the files read; not all were read, one may raise the class"
+        reason = f"in the files read: {reason}; {at_least}, and one of them may raise the class"
+    verdict = Verdict(klass, title, reason, evidence, caveats, steps, against, notes, level, why)
+    verdict.at_least = at_least
+    return verdict
 
 
 def _not_counted(result: ScanResult) -> list[str]:
@@ -133,6 +143,8 @@ def _not_counted(result: ScanResult) -> list[str]:
     optional path (a sub-package the import does not load, a binary only a fallback loads, a
     helper only an opt-in API calls), and GPU code in the package's tests and examples."""
     lines = []
+    if result.purpose:
+        lines.append(f"its CUDA code would be an optional path in another package, but here {result.purpose}: counted")
     if result.optional_parts:
         parts = result.optional_parts.most_common()
         shown = "; ".join(f"{part} ({n} finding(s))" for part, n in parts[:3])

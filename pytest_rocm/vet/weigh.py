@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_rocm._resources import load_json
 from pytest_rocm.vet.reach import has_fallback, reach_at, unit_calls
 from pytest_rocm.vet.rule import Context
 
@@ -26,8 +27,16 @@ _VENDOR_API = re.compile(r"\b(?:nvml|cuda|cu|cublas|cudnn|nccl|nvrtc)[A-Z]\w*")
 BINDING_SYMBOLS = 3
 
 
+#: names of NVIDIA libraries and products (``libcublasLt.so``, "cuBLAS", "cuDNN"): a file naming
+#: them names libraries, it does not call their functions
+_LIBRARY_NAMES = frozenset(
+    n.lower() for n in [*load_json("vendor_libraries.json")["libraries"]["nvidia"], "cutensor", "cufile", "cudss"]
+)
+
+
 def _few_calls(text: str) -> bool:
-    return len(set(_VENDOR_API.findall(text))) < BINDING_SYMBOLS
+    functions = {m for m in _VENDOR_API.findall(text) if m.lower() not in _LIBRARY_NAMES}
+    return len(functions) < BINDING_SYMBOLS
 
 
 #: a binding defines functions named after the library's API (pynvml's ``def nvmlInit():``);

@@ -193,13 +193,23 @@ TRITON_KERNEL = "import triton\nimport triton.language as tl\n@triton.jit\ndef a
             },
             "requires ROCm builds of other packages: vet those (their device code is theirs)",
         ),
+        (  # a prebuilt wheel with HIP text and no binary was "built from source" too
+            {"prebuilt/k.h": "#include <hip/hip_runtime.h>\n", "prebuilt/__init__.py": ""},
+            "no AMD binary in this build: its ROCm path is text (sources, headers, a build script)",
+        ),
     ],
-    ids=["triton", "bindings", "source", "meta-package"],
+    ids=["triton", "bindings", "source", "meta-package", "prebuilt-wheel"],
 )
 def test_each_row_says_what_it_is_based_on(tmp_path: Path, files: dict[str, str | bytes], basis: str) -> None:
     name = next(iter(files)).split("/")[0].split("-")[0]
-    wheel = make_wheel(tmp_path / f"{name}-1.0-py3-none-any.whl", {**wheel_metadata(name, "1.0", []), **files})
-    doc = _vet_doc(str(wheel))
+    if name == "hipsrc":  # an sdist: what the user builds
+        sdist = make_sdist(
+            tmp_path / "hipsrc-1.0.tar.gz", {k.split("/", 1)[1]: v for k, v in files.items()}, "hipsrc-1.0"
+        )
+        doc = _vet_doc(str(sdist))
+    else:
+        wheel = make_wheel(tmp_path / f"{name}-1.0-py3-none-any.whl", {**wheel_metadata(name, "1.0", []), **files})
+        doc = _vet_doc(str(wheel))
     assert doc["class"] == 3, doc["reason"]
     (row,) = vet_stack([Pin(name, None, "x")], wheel_index(tmp_path), lambda _: doc, ["gfx1100"])["packages"]
     assert row["basis"] == basis and row["gpus"] == basis
