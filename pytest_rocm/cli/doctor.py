@@ -13,6 +13,7 @@ import sys
 from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.doctor.render import errors_table, render_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
+from pytest_rocm.report.escape import terminal_line
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             recorded, recorded=recorded is not None, seam=seam, ask_index=True, ollama=recorded is None, ollama_log=log
         ).checks
     except (EnvironmentFileError, SysrootError, LogFileError) as exc:
-        print(f"rocm-compat doctor: {exc}", file=sys.stderr)
+        print(f"rocm-compat doctor: {terminal_line(str(exc))}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))

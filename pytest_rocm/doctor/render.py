@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_rocm._resources import load_json
 from pytest_rocm.doctor.checks import Check, CheckStatus, problems
+from pytest_rocm.report.escape import terminal_line
 
 #: how the summary names each problem status
 SUMMARY_LABELS: tuple[tuple[CheckStatus, str], ...] = (("fail", "failing"), ("warn", "warnings"))
@@ -32,7 +33,7 @@ def _groups(found: list[Check]) -> str:
 def doctor_command(env_file: str | None = None) -> str:
     """The command that diagnoses what the caller diagnosed: a recorded environment's own, never
     this machine's in its place."""
-    return f"rocm-compat doctor --env {shlex.quote(env_file)}" if env_file else "rocm-compat doctor"
+    return f"rocm-compat doctor --env {terminal_line(shlex.quote(env_file))}" if env_file else "rocm-compat doctor"
 
 
 def summary_line(checks: list[Check], env_file: str | None = None) -> str | None:
@@ -54,7 +55,7 @@ def first_fix(checks: list[Check]) -> Check | None:
 def verdict_line(checks: list[Check], env_file: str | None = None) -> str:
     """The last line of ``rocm-compat doctor``: the verdict and the first fix, so the reader of the
     last line knows what to do (never "run rocm-compat doctor", which is what they just ran)."""
-    where = f" (the recorded environment {env_file})" if env_file else ""
+    where = f" (the recorded environment {terminal_line(env_file)})" if env_file else ""
     found = problems(checks)
     if not found:
         return f"rocm doctor{where}: ready, no problems found"
