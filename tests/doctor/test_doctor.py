@@ -30,9 +30,10 @@ from fake_machines import (
 from pytest_rocm import cli
 from pytest_rocm.doctor import render as doctor
 from pytest_rocm.doctor.checks import CHECKS, Check, Extras, diagnose, problems
+from pytest_rocm.doctor.machine import check_igpu
 from pytest_rocm.doctor.probe import probe_extras
 from pytest_rocm.env.detect import detect_environment
-from pytest_rocm.env.model import Environment, SystemGpu
+from pytest_rocm.env.model import Device, Environment, SystemGpu
 
 GIB = 1024**3
 ROCM624 = "6.2.4"
@@ -519,3 +520,24 @@ def test_override_judged_on_every_gpu(tmp_path: Path) -> None:
     )
     assert checks["hsa-override"].status == "ok", checks["hsa-override"]
     assert "gfx1036 runs gfx1030 code" in checks["hsa-override"].evidence
+
+
+def test_igpu_hidden_by_an_override_is_found_by_the_kernel(tmp_path: Path) -> None:
+    """HSA_OVERRIDE_GFX_VERSION=11.0.0 makes torch report a Raphael iGPU (gfx1036) as gfx1100:
+    the kernel's gfx still says what it is."""
+    igpu_as_gfx1100 = torch_device("AMD Radeon Graphics", "gfx1100", 512 * 1024**2, 2)
+    m = machine(gpu_node(MOCK_7900XTX), gpu_node(MOCK_7900XTX, gfx_target_version=100306, vram=512 * 1024**2))
+    checks = run_doctor(tmp_path, m, rocm_torch(XTX, igpu_as_gfx1100), environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    check = checks["igpu"]
+    assert check.status == "warn" and "1:gfx1036" in check.evidence, check
+    assert check.fix == "export HIP_VISIBLE_DEVICES=0"
+
+
+def test_igpu_of_a_recorded_environment_untied_to_its_nodes() -> None:
+    """A recorded environment whose devices were not tied to KFD nodes (hardware_gfx unknown under
+    an override): the kernel's GPU list, HIP's order, decides."""
+    env = Environment(variables={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    env.system.gpus = [SystemGpu(node=1, gfx="gfx1100"), SystemGpu(node=2, gfx="gfx1036")]
+    env.devices = [Device(index=i, name="AMD Radeon", arch="gfx1100", gfx="gfx1100") for i in range(2)]
+    check = check_igpu(env, Extras())
+    assert check.status == "warn" and "1:gfx1036" in check.evidence, check
