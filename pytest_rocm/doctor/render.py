@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_rocm._resources import load_json
 from pytest_rocm.doctor.checks import Check, CheckStatus, problems
-from pytest_rocm.report.escape import terminal_line
+from pytest_rocm.report.escape import markdown_cell, terminal_line
 
 #: how the summary names each problem status
 SUMMARY_LABELS: tuple[tuple[CheckStatus, str], ...] = (("fail", "failing"), ("warn", "warnings"))
@@ -92,16 +92,19 @@ def _code(text: str) -> str:
 
 
 def errors_table() -> str:
-    """The "common errors" table of docs/doctor.md, generated from the same data doctor uses: one
-    row per error text a user can grep a log for, each check that catches a cause and its fix."""
-    rows = ["| error | doctor check | fix |", "| --- | --- | --- |"]
-    by_message: dict[str, list[dict[str, Any]]] = {}
-    for e in known_errors():
-        by_message.setdefault(e["message"], []).append(e)
+    """The "common errors" table of docs/doctor.md, generated from the same data ``--explain``
+    uses: one row per error text a user can grep a log for, its causes, its fixes (each with the
+    gfx or ROCm it applies to) and the check that catches the cause."""
+    from pytest_rocm.doctor.explain import bundled
+
+    rows = ["| error | cause | fix | doctor check |", "| --- | --- | --- | --- |"]
+    by_message: dict[str, list[Any]] = {}
+    for e in bundled():
+        by_message.setdefault(e.message, []).append(e)
     for message, entries in by_message.items():
-        checks = list(dict.fromkeys(f"`{e['check']}`" if e["check"] else "(library suites)" for e in entries))
-        fixes = [e["fix"].replace("|", "/") for e in entries]
-        if len(checks) > 1:  # one text, several causes: each fix names its check
-            fixes = [f"{c.strip('`')}: {f}" for c, f in zip((f"`{e['check']}`" for e in entries), fixes, strict=True)]
-        rows.append(f"| {_code(message)} | {', '.join(checks)} | {' — '.join(fixes)} |")
+        checks = list(dict.fromkeys(f"`{e.check}`" if e.check else "(library suites)" for e in entries))
+        causes = list(dict.fromkeys(e.cause for e in entries))
+        fixes = [(f"{x.condition()}: " if x.conditional else "") + x.worded(None) for e in entries for x in e.fixes]
+        cells = [" — ".join(causes), " — ".join(dict.fromkeys(fixes)), ", ".join(checks)]
+        rows.append(f"| {_code(message)} | " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(rows)

@@ -1,0 +1,290 @@
+"""``rocm-compat doctor --explain``: which known error a pasted line (or a whole log) is, its cause
+and the fix that applies to this gfx and ROCm.
+
+The knowledge is data (``data/known_errors.json``, one entry per error, each with the real lines
+it was recorded from and their URLs). An entry's ``match`` is a *template*, never a regular
+expression from the file: its words are matched literally (case and runs of blanks ignored) and
+only these placeholders stand for what varies between pastes of the same error:
+
+- ``{gfx}``: a gfx name (``gfx1103``, features allowed: ``gfx90a:sramecc+:xnack-``), which then
+  decides the entry's fixes that name a gfx;
+- ``{path}``: a path, Windows ones with spaces included; ``{num}``: a number (``6.8.0``);
+  ``{any}``: anything on the line.
+
+A line is compared after what real pastes add is taken away: terminal colour codes, typographic
+quotes for straight ones, non-breaking spaces; the template may match anywhere in it, so a
+timestamp, a journal prefix or a Python traceback's indentation before it changes nothing.
+Stdlib and ``packaging`` only; pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from pytest_rocm.env import arch
+
+#: the placeholders of a template and what each stands for (each one a named group: ``gfx0`` is the
+#: first gfx, the one that decides the fixes)
+PLACEHOLDERS = {
+    "gfx": r"gfx[0-9a-f]{3,4}(?::[a-z0-9+:-]*)?",
+    "path": r".*?",
+    "num": r"[0-9]+(?:[.,_-][0-9a-z]+)*",
+    "any": r".*?",
+}
+#: a line longer than this is matched on its first part only (a log's JSON blob is not an error line)
+MAX_LINE = 4096
+_PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "\u00a0": " ", "\u202f": " "})
+_ROCM = re.compile(r"(?i)\brocm[\s_-]?(?:version\s*:?\s*)?v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
+
+
+class KnowledgeError(ValueError):
+    """A known_errors.json entry that cannot be used (names the entry and what is wrong)."""
+
+
+def compile_template(template: str, where: str = "match") -> re.Pattern[str]:
+    """The pattern of a template (see the module docstring); KnowledgeError on an unknown placeholder."""
+    parts: list[str] = []
+    seen: dict[str, int] = {}
+    for i, piece in enumerate(_PLACEHOLDER.split(template)):
+        if i % 2:
+            if piece not in PLACEHOLDERS:
+                raise KnowledgeError(f"{where}: unknown placeholder {{{piece}}} (known: {', '.join(PLACEHOLDERS)})")
+            n = seen[piece] = seen.get(piece, -1) + 1
+            parts.append(f"(?P<{piece}{n}>{PLACEHOLDERS[piece]})")
+        elif piece:
+            words = piece.split()
+            lead = r"\s*" if piece[:1].isspace() else ""
+            tail = r"\s*" if piece[-1:].isspace() else ""
+            parts.append(lead + r"\s+".join(re.escape(w) for w in words) + tail)
+    if not any(_PLACEHOLDER.sub("", template).split()):
+        raise KnowledgeError(f"{where}: a template needs words of its own, not only placeholders")
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
+def normalise(line: str) -> str:
+    """A pasted line as the templates see it: no colour codes, straight quotes, plain spaces."""
+    return _ANSI.sub("", line[:MAX_LINE]).translate(_QUOTES)
+
+
+@dataclass(frozen=True)
+class Fix:
+    text: str
+    #: gfx patterns (names, globs, families: env.arch.matches) it applies to; empty: any gfx
+    gfx: tuple[str, ...] = ()
+    not_gfx: tuple[str, ...] = ()
+    #: the ROCm releases it applies to (a PEP 440 specifier, ``>=7.2``); None: any
+    rocm: SpecifierSet | None = None
+    source: str | None = None
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.gfx or self.not_gfx or self.rocm)
+
+    def condition(self) -> str:
+        """``on rdna2 but not gfx1030, ROCm >=7.2`` ("" when unconditional)."""
+        said = []
+        if self.gfx:
+            said.append(f"on {', '.join(self.gfx)}" + (f" but not {', '.join(self.not_gfx)}" if self.not_gfx else ""))
+        elif self.not_gfx:
+            said.append(f"not on {', '.join(self.not_gfx)}")
+        if self.rocm:
+            said.append(f"ROCm {self.rocm}")
+        return ", ".join(said)
+
+    def applies(self, gfx: str | None, rocm: str | None) -> bool | None:
+        """True/False when the facts decide, None when a fact it needs is unknown."""
+        verdict: bool | None = True
+        if self.gfx or self.not_gfx:
+            if gfx is None:
+                verdict = None
+            elif (self.gfx and not any(arch.matches(p, gfx) for p in self.gfx)) or any(
+                arch.matches(p, gfx) for p in self.not_gfx
+            ):
+                return False
+        if self.rocm:
+            if rocm is None:
+                return None
+            try:
+                if Version(rocm) not in self.rocm:
+                    return False
+            except InvalidVersion:
+                return None
+        return verdict
+
+    def worded(self, gfx: str | None) -> str:
+        """The fix with ``{gfx}`` and ``{override}`` (the usual HSA_OVERRIDE_GFX_VERSION for it,
+        data/gfx.json) filled in; without a gfx, words that say which."""
+        if gfx is None:
+            return self.text.replace("{gfx}", "the GPU's gfx").replace("{override}", "<the value usual for that gfx>")
+        override = arch.override_for(gfx)
+        return self.text.replace("{gfx}", gfx).replace("{override}", override or "<none known for it>")
+
+
+@dataclass(frozen=True)
+class KnownError:
+    id: str
+    category: str
+    message: str
+    #: the compiled templates, tried in order (a specific one that captures the gfx first)
+    patterns: tuple[re.Pattern[str], ...]
+    cause: str
+    fixes: tuple[Fix, ...]
+    check: str | None
+    samples: tuple[tuple[str, str], ...]
+
+    def match(self, line: str) -> re.Match[str] | None:
+        seen = normalise(line)
+        return next((m for p in self.patterns if (m := p.search(seen))), None)
+
+
+def _fix(entry_id: str, raw: Any) -> Fix:
+    if not isinstance(raw, dict) or not isinstance(raw.get("fix"), str):
+        raise KnowledgeError(f"{entry_id}: a fix must be an object with a 'fix' text")
+    when = raw.get("when") or {}
+    gfx = tuple(arch.validate_pattern(p) for p in when.get("gfx", []))
+    not_gfx = tuple(arch.validate_pattern(p) for p in when.get("not_gfx", []))
+    try:
+        rocm = SpecifierSet(when["rocm"]) if when.get("rocm") else None
+    except InvalidSpecifier:
+        raise KnowledgeError(f"{entry_id}: bad ROCm condition {when['rocm']!r} (a PEP 440 specifier: >=7.2)") from None
+    return Fix(raw["fix"], gfx, not_gfx, rocm, raw.get("source"))
+
+
+def load(entries: list[dict[str, Any]]) -> list[KnownError]:
+    """The known errors of known_errors.json's list; KnowledgeError names the first bad entry."""
+    known = []
+    for e in entries:
+        where = str(e.get("id", "?"))
+        try:
+            fixes = tuple(_fix(where, f) for f in e["fixes"])
+            samples = tuple((str(s["line"]), str(s["source"])) for s in e["samples"])
+            templates = e["match"] if isinstance(e["match"], list) else [e["match"]]
+            patterns = tuple(compile_template(str(t), f"{where}: match") for t in templates)
+            known.append(
+                KnownError(where, e["category"], e["message"], patterns, e["cause"], fixes, e.get("check"), samples)
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise KnowledgeError(f"known_errors.json: entry {where}: {exc}") from None
+    return known
+
+
+@lru_cache(maxsize=1)
+def bundled() -> tuple[KnownError, ...]:
+    from pytest_rocm._resources import load_json
+
+    return tuple(load(list(load_json("known_errors.json")["errors"])))
+
+
+@dataclass
+class Finding:
+    """One known error found in the text: where first, how often, and what decides its fixes."""
+
+    error: KnownError
+    line_no: int
+    line: str
+    gfx: str | None
+    count: int = 1
+    fixes: list[tuple[Fix, bool | None]] = field(default_factory=list)
+
+
+def rocm_in(text: str) -> str | None:
+    """The ROCm release a text names (``/opt/rocm-5.7.0``, ``+rocm6.2.4``, ``ROCm version : 7.2.4``)
+    when it names exactly one; None when none or several."""
+    found = {m.group(1) for m in _ROCM.finditer(text[: 1 << 20])}
+    return found.pop() if len(found) == 1 else None
+
+
+def explain(
+    text: str, gfx: str | None = None, rocm: str | None = None, known: tuple[KnownError, ...] | None = None
+) -> list[Finding]:
+    """Every known error in ``text``, in the order first seen; one finding per error and gfx (a
+    log that repeats a line a thousand times gives one finding with its count)."""
+    known = bundled() if known is None else known
+    rocm = rocm or rocm_in(text)
+    found: dict[tuple[str, str | None], Finding] = {}
+    for no, line in enumerate(text.splitlines(), 1):
+        for error in known:
+            m = error.match(line)
+            if m is None:
+                continue
+            named = m.groupdict().get("gfx0")
+            seen_gfx = arch.split_arch(named.lower())[0] if named else gfx
+            key = (error.id, seen_gfx)
+            if key in found:
+                found[key].count += 1
+                continue
+            decided = [(f, f.applies(seen_gfx, rocm)) for f in error.fixes]
+            fixes: list[tuple[Fix, bool | None]] = [(f, v) for f, v in decided if v is not False]
+            found[key] = Finding(error, no, line.strip(), seen_gfx, fixes=fixes)
+    return list(found.values())
+
+
+# -- what --explain prints ----------------------------------------------------------------------
+def _fix_lines(finding: Finding) -> list[str]:
+    lines = []
+    for fix, applies in finding.fixes:
+        label = (
+            "fix" if not fix.conditional else (f"fix ({fix.condition()})" if applies else f"fix, if {fix.condition()}")
+        )
+        lines.append(f"  {label}: {fix.worded(finding.gfx)}" + (f" [{fix.source}]" if fix.source else ""))
+    return lines or ["  fix: none known"]
+
+
+def render(findings: list[Finding], lines: int, rocm: str | None) -> str:
+    """The text of ``--explain``: each known error with the line it was seen on, its cause, the
+    fixes that apply (a fix whose condition is unknown says it), the check and the recorded lines'
+    URLs; the last line says how many were found. Every quoted text is escaped for the terminal."""
+    out = []
+    for f in findings:
+        facts = ", ".join(x for x in (f.gfx, f"ROCm {rocm}" if rocm else "") if x)
+        more = f" (and {f.count - 1} more line{'s' if f.count > 2 else ''})" if f.count > 1 else ""
+        out.append(f"line {f.line_no}{more}: {f.error.id}: {f.error.category}" + (f" [{facts}]" if facts else ""))
+        out.append(f"    {f.line}")
+        out.append(f"  cause: {f.error.cause}")
+        out.extend(_fix_lines(f))
+        if f.error.check:
+            out.append(f"  doctor check: {f.error.check} (rocm-compat doctor runs it on this machine)")
+        out.append(f"  recorded: {', '.join(dict.fromkeys(src for _, src in f.error.samples))}")
+    noun = "line" if lines == 1 else "lines"
+    if findings:
+        n = len(findings)
+        out.append(f"rocm-compat doctor --explain: {n} known error{'s' if n != 1 else ''} in {lines} {noun}")
+    else:
+        out.append(
+            f"rocm-compat doctor --explain: no known error in {lines} {noun} "
+            "(rocm-compat doctor --errors-table lists the known ones)"
+        )
+    from pytest_rocm.report.escape import terminal_line
+
+    return "\n".join(terminal_line(line) for line in out)
+
+
+def to_dicts(findings: list[Finding], rocm: str | None) -> list[dict[str, Any]]:
+    from pytest_rocm.report.escape import terminal_line
+
+    return [
+        {
+            "id": f.error.id,
+            "line_no": f.line_no,
+            "count": f.count,
+            "line": terminal_line(f.line),
+            "gfx": f.gfx,
+            "rocm": rocm,
+            "cause": f.error.cause,
+            "fixes": [
+                {"fix": x.worded(f.gfx), "when": x.condition() or None, "applies": v, "source": x.source}
+                for x, v in f.fixes
+            ],
+            "check": f.error.check,
+            "recorded": list(dict.fromkeys(src for _, src in f.error.samples)),
+        }
+        for f in findings
+    ]
