@@ -193,7 +193,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
                 f"unset {name} and use a torch/ROCm build with native kernels for {gfx}"
                 + (f", or the family's usual value {usual}" if usual else ""),
             )
-    needing = [(n, v, g, t) for n, v, g, t in applied if g != t and g not in built_gfx(env)]
+    needing = [(n, v, g, t) for n, v, g, t in applied if not arch.override_unneeded(g, t, built_gfx(env))]
     if stray:
         gpu_nodes = ", ".join(str(n) for n in sorted(known_nodes))
         return Check(
