@@ -158,13 +158,40 @@ def _fix(entry_id: str, raw: Any) -> Fix:
     return Fix(raw["fix"], gfx, not_gfx, rocm, raw.get("source"))
 
 
+def _fixes_from(table: str | None) -> tuple[Fix, ...]:
+    """The fixes a doctor.json table implies (``rocblas_dropped``: the gfx and ROCm releases whose
+    rocBLAS ships no kernels): one fact, read by the doctor's check and by --explain alike."""
+    if table is None:
+        return ()
+    if table != "rocblas_dropped":
+        raise KnowledgeError(f"fixes_from {table!r}: only 'rocblas_dropped' is known")
+    from pytest_rocm.doctor.facts import knowledge
+
+    return tuple(
+        Fix(
+            f"the rocBLAS of ROCm {e['from']} and later ships no {gfx} kernels: use a torch built on ROCm "
+            f"{e['last_good']} (pip install torch --index-url https://download.pytorch.org/whl/rocm{e['last_good']})",
+            gfx=(gfx,),
+            rocm=SpecifierSet(f">={e['from']}"),
+            source=str(e["sources"][0]),
+        )
+        for gfx, e in knowledge()["rocblas_dropped"]["list"].items()
+    )
+
+
 def load(entries: list[dict[str, Any]]) -> list[KnownError]:
     """The known errors of known_errors.json's list; KnowledgeError names the first bad entry."""
     known = []
     for e in entries:
         where = str(e.get("id", "?"))
         try:
-            fixes = tuple(_fix(where, f) for f in e["fixes"])
+            # a fix for this gfx or ROCm before the ones for any: the most specific advice first
+            fixes = tuple(
+                sorted(
+                    _fixes_from(e.get("fixes_from")) + tuple(_fix(where, f) for f in e["fixes"]),
+                    key=lambda f: not f.conditional,
+                )
+            )
             samples = tuple((str(s["line"]), str(s["source"])) for s in e["samples"])
             templates = e["match"] if isinstance(e["match"], list) else [e["match"]]
             patterns = tuple(compile_template(str(t), f"{where}: match") for t in templates)

@@ -141,11 +141,13 @@ def test_the_gfx_of_the_line_picks_the_fix() -> None:
 
 def test_the_rocm_release_picks_the_fix() -> None:
     line = ROCBLAS.format(gfx="gfx900")
-    assert any("ROCm 7.2 nightlies" in t and v for t, v in fixes_for(line, rocm="7.2"))
-    assert not any("ROCm 7.2 nightlies" in t for t, _ in fixes_for(line, rocm="6.2"))
-    unknown = [(t, v) for t, v in fixes_for(line) if "ROCm 7.2 nightlies" in t]
+    assert any("ROCm 7.2 and later ships no gfx900" in t and v for t, v in fixes_for(line, rocm="7.2"))
+    assert not any("ROCm 7.2 and later ships no gfx900" in t for t, _ in fixes_for(line, rocm="6.2"))
+    unknown = [(t, v) for t, v in fixes_for(line) if "ROCm 7.2 and later ships no gfx900" in t]
     assert unknown and unknown[0][1] is None  # not known: shown, and said to depend on the ROCm
-    assert any("ROCm 7.2 nightlies" in t for t, _ in fixes_for(line + "\ntorch 2.12.0.dev20260408+rocm7.2"))
+    assert any(
+        "ROCm 7.2 and later ships no gfx900" in t for t, _ in fixes_for(line + "\ntorch 2.12.0.dev20260408+rocm7.2")
+    )
 
 
 def test_a_gfx_given_by_the_user_decides_when_the_line_names_none() -> None:
