@@ -123,9 +123,11 @@ class Fix:
         """The fix with ``{gfx}`` and ``{override}`` (the usual HSA_OVERRIDE_GFX_VERSION for it,
         data/gfx.json) filled in; without a gfx, words that say which."""
         if gfx is None:
-            return self.text.replace("{gfx}", "the GPU's gfx").replace("{override}", "<the value usual for that gfx>")
+            return self.text.replace("{gfx}", "the GPU's gfx").replace(
+                "{override}", "X.Y.Z (the value usual for that gfx)"
+            )
         override = arch.override_for(gfx)
-        return self.text.replace("{gfx}", gfx).replace("{override}", override or "<none known for it>")
+        return self.text.replace("{gfx}", gfx).replace("{override}", override or "X.Y.Z (none is known for it)")
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,19 @@ def _placeholder_groups(pattern: re.Pattern[str], m: re.Match[str]) -> list[tupl
     return [(n, k) for n, k in groups if m.group(n) is not None]
 
 
-@pytest.mark.parametrize(("line", "entry_id"), QUOTED)
+#: the fragments as issue 49 writes them (an ellipsis for the path): a user pastes no more than that
+FRAGMENTS = [
+    ("Cannot read …TensileLibrary.dat: Illegal seek for GPU arch", "rocblas_no_tensile_library_for_gfx"),
+    ("HIPBLAS_STATUS_INTERNAL_ERROR when calling hipblasLtMatmul", "hipblaslt_internal_error"),
+    ("No suitable algorithm was found to execute the required convolution", "miopen_no_suitable_algorithm"),
+    ("ggml_cuda_init: failed to initialize ROCm", "ggml_rocm_no_device"),
+    ("no kernel image is available for execution on the device", "no_kernel_image_for_device"),
+    ("hsa_init Failed", "hsa_init_failed"),
+    ('Missing "iommu=pt"', "rccl_missing_iommu_pt"),
+]
+
+
+@pytest.mark.parametrize(("line", "entry_id"), QUOTED + FRAGMENTS)
 def test_the_lines_the_issue_quotes(line: str, entry_id: str) -> None:
     assert entry_id in ids_for(line)
 
