@@ -142,9 +142,19 @@ class KnownError:
     check: str | None
     samples: tuple[tuple[str, str], ...]
 
+    #: per template, its longest word in lower case: a line without it cannot match (a cheap test
+    #: first, so a log of 100,000 lines is read in a second or two, not half a minute)
+    needles: tuple[str, ...] = ()
+
     def match(self, line: str) -> re.Match[str] | None:
         seen = normalise(line)
-        return next((m for p in self.patterns if (m := p.search(seen))), None)
+        return self.match_normalised(seen, seen.lower())
+
+    def match_normalised(self, seen: str, lowered: str) -> re.Match[str] | None:
+        for pattern, needle in zip(self.patterns, self.needles or ("",) * len(self.patterns), strict=True):
+            if needle in lowered and (m := pattern.search(seen)):
+                return m
+        return None
 
 
 def _fix(entry_id: str, raw: Any) -> Fix:
@@ -195,10 +205,13 @@ def load(entries: list[dict[str, Any]]) -> list[KnownError]:
                 )
             )
             samples = tuple((str(s["line"]), str(s["source"])) for s in e["samples"])
-            templates = e["match"] if isinstance(e["match"], list) else [e["match"]]
-            patterns = tuple(compile_template(str(t), f"{where}: match") for t in templates)
+            templates = [str(t) for t in (e["match"] if isinstance(e["match"], list) else [e["match"]])]
+            patterns = tuple(compile_template(t, f"{where}: match") for t in templates)
+            needles = tuple(max(_PLACEHOLDER.sub(" ", t).lower().split(), key=len) for t in templates)
             known.append(
-                KnownError(where, e["category"], e["message"], patterns, e["cause"], fixes, e.get("check"), samples)
+                KnownError(
+                    where, e["category"], e["message"], patterns, e["cause"], fixes, e.get("check"), samples, needles
+                )
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise KnowledgeError(f"known_errors.json: entry {where}: {exc}") from None
@@ -224,6 +237,13 @@ class Finding:
     fixes: list[tuple[Fix, bool | None]] = field(default_factory=list)
 
 
+def _cores(known: tuple[KnownError, ...]) -> tuple[str, ...]:
+    """The plain core of every needle (its longest run of letters, digits and underscores, so
+    typographic quotes or colour codes around it do not hide it), in lower case."""
+    cores = {max(re.findall(r"\w+", needle) or [""], key=len) for e in known for needle in e.needles}
+    return tuple(sorted(c for c in cores if c))
+
+
 def rocm_in(text: str) -> str | None:
     """The ROCm release a text names (``/opt/rocm-5.7.0``, ``+rocm6.2.4``, ``ROCm version : 7.2.4``)
     when it names exactly one; None when none or several."""
@@ -239,9 +259,15 @@ def explain(
     known = bundled() if known is None else known
     rocm = rocm or rocm_in(text)
     found: dict[tuple[str, str | None], Finding] = {}
+    cores = _cores(known)
     for no, line in enumerate(text.splitlines(), 1):
+        low = line[:MAX_LINE].lower()
+        if not any(core in low for core in cores):
+            continue  # none of the words a known error needs: most lines of a log
+        seen = normalise(line)
+        lowered = seen.lower()
         for error in known:
-            m = error.match(line)
+            m = error.match_normalised(seen, lowered)
             if m is None:
                 continue
             named = m.groupdict().get("gfx0")
