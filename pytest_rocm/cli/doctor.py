@@ -81,7 +81,8 @@ def read_log(path: str) -> str:
 def _explain(args: argparse.Namespace) -> int:
     from packaging.version import InvalidVersion, Version
 
-    from pytest_rocm.doctor.explain import explain, render, rocm_in, to_dicts
+    from pytest_rocm.doctor.explain import explain, rocm_in
+    from pytest_rocm.doctor.explain_render import render, to_dicts
     from pytest_rocm.env import arch
     from pytest_rocm.env.textfile import UserFileError, read_text
 
