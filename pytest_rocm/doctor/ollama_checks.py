@@ -186,6 +186,12 @@ def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
         besides = f"; it leaves out the integrated GPU ({', '.join(left_out)}) ({_quote(log, 'igpu_skipped')})"
     if gfxs and covered is None and log is not None and set(gfxs) <= set(log.supported):
         return Check("ollama-gfx", "ok", f"{', '.join(gfxs)}: the server says {_quote(log, 'supported')}{besides}")
+    running = {c.compute for c in log.rocm_computes} if log is not None else set()
+    if gfxs and covered is None and log is not None and set(gfxs) <= running:
+        # 0.12 and later print no "amdgpu is supported": the discovery line is the server's word
+        return Check(
+            "ollama-gfx", "ok", f"{', '.join(gfxs)}: the server runs on it ({_quote(log, 'compute_gpu')}){besides}"
+        )
     if not gfxs and left_out and log is not None:
         return Check(
             "ollama-gfx",
@@ -236,6 +242,12 @@ def _cause(log: OllamaLog) -> tuple[str, str]:
         return said, fix or (
             f"no override is known to make it run {bad.gfx}: its list is {', '.join(bad.supported)}; {VULKAN_NOTE}"
         )
+    if log.discovery_failed:
+        return (
+            f"its GPU discovery failed ({_quote(log, 'discovery_failed')})",
+            "run the server with OLLAMA_DEBUG=1 and read the lines before that one (the discovery runner's own "
+            "error); rocm-compat doctor --explain-file on the log names a known one",
+        )
     if log.skipped_igpus:
         said = f"it leaves out the integrated GPU ({_quote(log, 'igpu_skipped')})"
         return said, IGPU_FIX_SWITCH if "OLLAMA_IGPU_ENABLE" in log.quoted["igpu_skipped"] else IGPU_FIX_OLD
@@ -284,6 +296,7 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
         or log.unsupported
         or log.too_old
         or log.no_amd_gpu
+        or log.discovery_failed
         or (log.skipped_igpus and not _judged_gfxs(env, log)[0])  # every GPU it has is an iGPU it left out
     )
     if not fell_back:

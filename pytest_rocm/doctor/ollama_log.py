@@ -57,6 +57,7 @@ KNOWN_MESSAGES = (
     "discovering available GPUs...",
     "looking for compatible GPUs",
     "entering low vram mode",
+    "failure during GPU discovery",
     "Listening on",
     "server config",
 )
@@ -110,6 +111,8 @@ class OllamaLog:
     computes: list[InferenceCompute] = field(default_factory=list)
     no_amd_gpu: bool = False
     no_gpu: bool = False
+    #: 0.12 and later: the discovery runner failed (``msg="failure during GPU discovery" ... error="runner crashed"``)
+    discovery_failed: bool = False
     #: integrated GPUs the server left out: the gfx it printed for each ("" when it printed none)
     skipped_igpus: list[str] = field(default_factory=list)
     #: the lines the findings came from, verbatim (the evidence the checks quote)
@@ -218,6 +221,9 @@ def parse(text: str) -> OllamaLog:
         elif msg.startswith(("unsupported Radeon iGPU detected skipping", "dropping integrated GPU")):
             log.skipped_igpus.append(f.get("compute", "") if arch_like(f.get("compute", "")) else "")
             log.quoted.setdefault("igpu_skipped", verbatim)
+        elif msg.startswith("failure during GPU discovery"):
+            log.discovery_failed = True
+            log.quoted.setdefault("discovery_failed", verbatim)
         elif msg == "no compatible amdgpu devices detected":
             log.no_amd_gpu = True
             log.quoted.setdefault("no_amd_gpu", verbatim)

@@ -427,3 +427,29 @@ def test_bare_fields_after_a_shortened_message_belong_to_it() -> None:
 def test_prose_that_names_a_message_is_not_a_log() -> None:
     assert parse("we changed the server config and inference compute is slow\n").lines == 0
     assert parse("I think inference compute fails\n").lines == 0
+
+
+def test_a_0_12_rocm_discovery_line_is_the_servers_word_on_the_gfx() -> None:
+    """0.12 and later print no "amdgpu is supported": the inference compute line says it runs the
+    gfx. The fields are those of Crosstalk-Solutions/project-nomad#1056's 0.30 line (library=ROCm
+    compute=... name=ROCm0 description=...), for a card the server keeps."""
+    line = (
+        'time=2026-01-02T03:04:05.000Z level=INFO source=types.go:42 msg="inference compute" id=0 library=ROCm '
+        'compute=gfx1201 name=ROCm0 description="AMD Radeon RX 9070 XT" libdirs=ollama,rocm type=discrete '
+        'total="15.9 GiB" available="15.8 GiB"'
+    )
+    extras = Extras(ollama_log=parse(line), ollama_log_from="x.log")
+    gfx = check_ollama_gfx(env_of("gfx1201"), extras)
+    assert gfx.status == "ok" and gfx.evidence.startswith("gfx1201: the server runs on it"), gfx
+    assert check_ollama_gpu(env_of("gfx1201"), extras).status == "ok"
+
+
+def test_a_failed_0_12_discovery_is_the_cause_of_the_cpu_fallback() -> None:
+    """The message of ollama/ollama#15762's and #13070's titles, with the fields Ollama logs it with."""
+    text = (
+        'time=2026-04-23T04:08:30.000Z level=INFO source=runner.go:464 msg="failure during GPU discovery" '
+        'OLLAMA_LIBRARY_PATH="[/usr/lib/ollama /usr/lib/ollama/rocm]" extra_envs=map[] error="runner crashed"\n'
+        'time=2026-04-23T04:08:30.001Z level=INFO source=types.go:60 msg="inference compute" id=cpu library=cpu\n'
+    )
+    gpu = check_ollama_gpu(env_of("gfx1031"), Extras(ollama_log=parse(text), ollama_log_from="x.log"))
+    assert gpu.status == "fail" and "its GPU discovery failed" in gpu.evidence and "runner crashed" in gpu.evidence
