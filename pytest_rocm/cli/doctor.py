@@ -100,7 +100,7 @@ def _explain(args: argparse.Namespace) -> int:
     gfx = args.gfx.strip().lower() if args.gfx else None
     rocm = args.rocm or rocm_in(text)
     findings = explain(text, gfx=gfx, rocm=rocm)
-    lines = len(text.splitlines()) or 1
+    lines = len(text.splitlines())
     if args.json:
         print(json.dumps({"lines": lines, "explained": to_dicts(findings, rocm)}, indent=2))
     else:
@@ -111,6 +111,9 @@ def _explain(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.explain is not None or args.explain_file is not None:
         return _explain(args)
+    if args.gfx is not None or args.rocm is not None:
+        print("rocm-compat doctor: --gfx and --rocm go with --explain or --explain-file", file=sys.stderr)
+        return 2
     if args.errors_table:
         print(errors_table())
         return 0

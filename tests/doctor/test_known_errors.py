@@ -208,6 +208,7 @@ def test_explain_a_log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         (["--explain-file", "/no/such/log"], "/no/such/log: no such file"),
         (["--explain", "x", "--gfx", "radeon"], "--gfx 'radeon' is not a gfx name"),
         (["--explain", "x", "--rocm", "six"], "--rocm 'six' is not a version"),
+        (["--gfx", "gfx1031"], "--gfx and --rocm go with --explain"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], said: str) -> None:
