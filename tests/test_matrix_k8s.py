@@ -114,9 +114,9 @@ def test_long_names_stay_valid_and_distinct(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_a_gfx_without_known_device_ids_asks_for_a_node_label(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["matrix", "--emit", "k8s", "--partition", "gfx1151=x", "--name", "torch2.10-rocm7.1"]) == 2
+    assert cli.main(["matrix", "--emit", "k8s", "--partition", "gfx1103=x", "--name", "torch2.10-rocm7.1"]) == 2
     err = capsys.readouterr().err
-    assert "no PCI device ids known for gfx1151" in err and "--node-label gfx1151=KEY=VALUE" in err
+    assert "no PCI device ids known for gfx1103" in err and "--node-label gfx1103=KEY=VALUE" in err
 
 
 def test_the_validator_catches_a_broken_manifest(capsys: pytest.CaptureFixture[str]) -> None:

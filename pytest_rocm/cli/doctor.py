@@ -1,7 +1,8 @@
 """``rocm-compat doctor``: diagnose a broken ROCm/PyTorch setup and say how to fix it.
 
 Exit status: 0 no failing check, 1 a failing check, 2 bad input. ``--knowledge-age``: 1 when a
-bundled fact names no source.
+bundled fact names no source. ``--explain``/``--explain-file``: 0 when a known error was found,
+1 when none was.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pytest_rocm.cli.argtypes import path_text
 from pytest_rocm.doctor.render import errors_table, render_text
 from pytest_rocm.env.model import Environment, EnvironmentFileError
+from pytest_rocm.report.escape import terminal_line
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +41,23 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the table of known errors and the check that catches each (Markdown)",
     )
+    parser.add_argument(
+        "--explain",
+        metavar="TEXT",
+        help="say which known error a pasted line (or lines) is: its cause and the fixes for its gfx and ROCm",
+    )
+    parser.add_argument(
+        "--explain-file",
+        metavar="LOG",
+        type=path_text,
+        help="the same for every line of a log file (a traceback, journalctl output, a server log)",
+    )
+    parser.add_argument(
+        "--gfx", metavar="GFX", help="with --explain: the GPU's gfx, when the text does not name it (gfx1031)"
+    )
+    parser.add_argument(
+        "--rocm", metavar="X.Y", help="with --explain: the ROCm release, when the text does not name it (6.2)"
+    )
 
 
 class LogFileError(ValueError):
@@ -59,7 +78,42 @@ def read_log(path: str) -> str:
     return text
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from packaging.version import InvalidVersion, Version
+
+    from pytest_rocm.doctor.explain import explain, rocm_in
+    from pytest_rocm.doctor.explain_render import render, to_dicts
+    from pytest_rocm.env import arch
+    from pytest_rocm.env.textfile import UserFileError, read_text
+
+    try:
+        if args.gfx is not None and not arch.is_gfx(args.gfx.strip().lower()):
+            raise ValueError(f"--gfx {args.gfx!r} is not a gfx name (gfx1031, gfx90a)")
+        if args.rocm is not None:
+            Version(args.rocm)
+        # a log from Windows need not be UTF-8: a byte that is not is replaced, the lines still read
+        text = read_text(args.explain_file, "log", errors="replace") if args.explain_file else args.explain
+    except (ValueError, InvalidVersion, UserFileError) as exc:
+        message = f"--rocm {args.rocm!r} is not a version (6.2)" if isinstance(exc, InvalidVersion) else str(exc)
+        print(f"rocm-compat doctor: {terminal_line(message)}", file=sys.stderr)
+        return 2
+    gfx = args.gfx.strip().lower() if args.gfx else None
+    rocm = args.rocm or rocm_in(text)
+    findings = explain(text, gfx=gfx, rocm=rocm)
+    lines = len(text.splitlines())
+    if args.json:
+        print(json.dumps({"lines": lines, "explained": to_dicts(findings, rocm)}, indent=2))
+    else:
+        print(render(findings, lines, rocm))
+    return 0 if findings else 1
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.explain is not None or args.explain_file is not None:
+        return _explain(args)
+    if args.gfx is not None or args.rocm is not None:
+        print("rocm-compat doctor: --gfx and --rocm go with --explain or --explain-file", file=sys.stderr)
+        return 2
     if args.errors_table:
         print(errors_table())
         return 0
@@ -84,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             recorded, recorded=recorded is not None, seam=seam, ask_index=True, ollama=recorded is None, ollama_log=log
         ).checks
     except (EnvironmentFileError, SysrootError, LogFileError) as exc:
-        print(f"rocm-compat doctor: {exc}", file=sys.stderr)
+        print(f"rocm-compat doctor: {terminal_line(str(exc))}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2))

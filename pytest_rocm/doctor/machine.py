@@ -193,7 +193,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
                 f"unset {name} and use a torch/ROCm build with native kernels for {gfx}"
                 + (f", or the family's usual value {usual}" if usual else ""),
             )
-    needing = [(n, v, g, t) for n, v, g, t in applied if g != t and g not in built_gfx(env)]
+    needing = [(n, v, g, t) for n, v, g, t in applied if not arch.override_unneeded(g, t, built_gfx(env))]
     if stray:
         gpu_nodes = ", ".join(str(n) for n in sorted(known_nodes))
         return Check(
@@ -215,9 +215,20 @@ def check_override(env: Environment, extras: Extras) -> Check:
     return Check("hsa-override", "ok", said)
 
 
+def _silicon_of_devices(env: Environment) -> list[str]:
+    """Each device's gfx as the kernel (KFD) reports it, in HIP's order: torch's gfx says what an
+    override made of a device (HSA_OVERRIDE_GFX_VERSION=11.0.0 turns a gfx1036 iGPU into
+    "gfx1100"), so it cannot tell an iGPU. When a device is not tied to its KFD node, the kernel's
+    list of GPU nodes is HIP's order."""
+    silicon = [d.hardware_gfx for d in env.devices]
+    if silicon and all(silicon):
+        return [g for g in silicon if g]
+    return hardware_gfxs(env) or [d.gfx for d in env.devices]
+
+
 def check_igpu(env: Environment, extras: Extras) -> Check:
     apus = apu_gfxs()
-    gfxs = [d.gfx for d in env.devices] or hardware_gfxs(env)
+    gfxs = _silicon_of_devices(env)
     if len(gfxs) < 2:
         return Check("igpu", "skipped", f"{len(gfxs)} AMD GPU(s): nothing to hide")
     integrated = [i for i, g in enumerate(gfxs) if g in apus]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pytest_rocm.doctor.ollama import OllamaInstall
 from pytest_rocm.doctor.ollama_log import OllamaLog
 from pytest_rocm.env.index import IndexAnswer
+from pytest_rocm.report.escape import terminal_line
 
 #: ok: nothing wrong; warn: a run works but misleads or is fragile; fail: a run breaks;
 #: skipped: the check does not apply here, or lacks the facts to judge
@@ -31,6 +32,14 @@ class Check:
     evidence: str
     #: how to fix it, a command or a sentence (None when there is nothing to fix)
     fix: str | None = None
+
+    def __post_init__(self) -> None:
+        # evidence quotes what the project did not write (log lines, recorded names, paths): written
+        # out once here, so every output (text, JSON, the pytest header, rocm-compat env) is one
+        # line with no escape sequence or bidi override in it (escaping twice changes nothing)
+        self.evidence = terminal_line(self.evidence)
+        if self.fix is not None:
+            self.fix = terminal_line(self.fix)
 
     @property
     def line(self) -> str:

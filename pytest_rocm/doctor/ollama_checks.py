@@ -9,7 +9,9 @@ Facts come from ``Extras.ollama`` (the install, ``doctor.ollama``) and ``Extras.
 
 from __future__ import annotations
 
-from pytest_rocm.doctor.facts import hardware_gfxs
+import dataclasses
+
+from pytest_rocm.doctor.facts import apu_gfxs, hardware_gfxs
 from pytest_rocm.doctor.model import Check, CheckStatus, Extras
 from pytest_rocm.doctor.ollama_log import OllamaLog, UnsupportedGpu, message_of
 from pytest_rocm.env import arch
@@ -21,6 +23,13 @@ VULKAN_NOTE = "current Ollama releases run GPUs their ROCm lacks through Vulkan,
 SERVICE_FIX = (
     'sudo systemctl edit ollama, add [Service] and Environment="{assignment}" below it, then '
     "sudo systemctl restart ollama"
+)
+#: an iGPU the server leaves out: 0.12 and later have a switch (project-nomad#1092: the 780M then
+#: runs a model on the GPU); earlier servers ignore a ROCm GPU reporting under 1 GiB (ollama/ollama#2195)
+IGPU_FIX_SWITCH = SERVICE_FIX.format(assignment="OLLAMA_IGPU_ENABLE=1")
+IGPU_FIX_OLD = (
+    "this Ollama ignores a ROCm GPU that reports less than 1 GiB of VRAM (ollama/ollama#2195): give the iGPU a "
+    "larger UMA frame buffer in the BIOS, or use Ollama 0.12 or later with OLLAMA_IGPU_ENABLE=1"
 )
 BUNDLE_FIX = (
     "reinstall Ollama with its ROCm libraries (on Linux curl -fsSL https://ollama.com/install.sh | sh fetches "
@@ -44,6 +53,30 @@ def _logged_gfx(log: OllamaLog | None) -> list[str]:
         return []
     seen = [*log.supported, *(u.gfx for u in log.unsupported), *log.too_old, *(c.compute for c in log.rocm_computes)]
     return list(dict.fromkeys(g for g in seen if arch.is_gfx(g)))
+
+
+def _judged_gfxs(env: Environment, log: OllamaLog | None) -> tuple[list[str], list[str]]:
+    """(the GPUs to judge, the integrated ones the server left out): the kernel's GPUs (else the
+    log's), less the iGPUs the log says the server skipped: their verdict is not the card's."""
+    gfxs = list(dict.fromkeys(hardware_gfxs(env) or _logged_gfx(log)))
+    if log is None or not log.skipped_igpus:
+        return gfxs, []
+    named = {g for g in log.skipped_igpus if g}
+    left_out = [g for g in gfxs if g in apu_gfxs() or g in named]
+    return [g for g in gfxs if g not in left_out], left_out or sorted(named)
+
+
+def _reported_override(log: OllamaLog, silicon: list[str]) -> OllamaLog:
+    """The log with the override its 0.12+ discovery lines show: they print no override line, but
+    report the gfx the runtime was told (``library=ROCm compute=gfx1100`` for a gfx1150 under
+    HSA_OVERRIDE_GFX_VERSION=11.0.0); unchanged when the server printed one or none shows."""
+    if log.override is not None or not silicon:
+        return log
+    seen = [(c.compute, "compute_gpu") for c in log.rocm_computes] + [(g, "igpu_skipped") for g in log.skipped_igpus]
+    for gfx, key in seen:
+        if arch.is_gfx(gfx) and gfx not in silicon and (value := arch.override_string(gfx)) is not None:
+            return dataclasses.replace(log, override=value, quoted={**log.quoted, "override": log.quoted[key]})
+    return log
 
 
 def _covered(extras: Extras) -> tuple[set[str] | None, str]:
@@ -95,8 +128,9 @@ def _override_fix(gfx: str, covered: set[str] | None) -> str | None:
     return SERVICE_FIX.format(assignment=assignment) + f" (runs {target} kernels, the usual fix for {gfx})"
 
 
-def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str) -> Check | None:
-    """An override that reached the server: malformed (quotes in the value), or naming a gfx the bundle lacks."""
+def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str, silicon: list[str]) -> Check | None:
+    """An override that reached the server: malformed (quotes in the value), naming a gfx the
+    bundle lacks, or not needed (the rule of the PyTorch check: env.arch.override_unneeded)."""
     value = log.override
     if value is None:
         return None
@@ -123,23 +157,53 @@ def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str) -> C
             f"(it covers {listed}) ({seen})",
             BUNDLE_FIX if not covered else "pick an override whose gfx is in that list, or unset it",
         )
-    return Check("ollama-gfx", "ok", f"HSA_OVERRIDE_GFX_VERSION={value} reached the server: it runs {target} kernels")
+    if silicon and all(arch.override_unneeded(g, target, covered) for g in silicon):
+        why = "names that gfx itself" if set(silicon) == {target} else f"{said_by} has native kernels for it"
+        return Check(
+            "ollama-gfx",
+            "warn",
+            f"HSA_OVERRIDE_GFX_VERSION={value} reached the server but {', '.join(silicon)} needs none: it {why} "
+            f"({seen})",
+            "sudo systemctl edit ollama, delete the HSA_OVERRIDE_GFX_VERSION line, then sudo systemctl restart ollama",
+        )
+    return Check(
+        "ollama-gfx", "ok", f"HSA_OVERRIDE_GFX_VERSION={value} reached the server: it runs {target} kernels ({seen})"
+    )
 
 
 def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
     """Whether Ollama's bundled rocBLAS has kernels for this machine's gfx, and the override that applies."""
     log = extras.ollama_log
     covered, said_by = _covered(extras)
-    if log is not None and (judged := _judge_override(log, covered, said_by)) is not None:
+    gfxs, left_out = _judged_gfxs(env, log)
+    silicon = gfxs if hardware_gfxs(env) else []
+    if log is not None and (
+        judged := _judge_override(_reported_override(log, silicon + left_out), covered, said_by, silicon)
+    ):
         return judged
-    gfxs = list(dict.fromkeys(hardware_gfxs(env) or _logged_gfx(log)))
+    besides = ""
+    if log is not None and left_out:
+        besides = f"; it leaves out the integrated GPU ({', '.join(left_out)}) ({_quote(log, 'igpu_skipped')})"
     if gfxs and covered is None and log is not None and set(gfxs) <= set(log.supported):
-        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)}: the server says {_quote(log, 'supported')}")
+        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)}: the server says {_quote(log, 'supported')}{besides}")
+    running = {c.compute for c in log.rocm_computes} if log is not None else set()
+    if gfxs and covered is None and log is not None and set(gfxs) <= running:
+        # 0.12 and later print no "amdgpu is supported": the discovery line is the server's word
+        return Check(
+            "ollama-gfx", "ok", f"{', '.join(gfxs)}: the server runs on it ({_quote(log, 'compute_gpu')}){besides}"
+        )
+    if not gfxs and left_out and log is not None:
+        return Check(
+            "ollama-gfx",
+            "skipped",
+            f"the only AMD GPU ({', '.join(left_out)}) is integrated and the server leaves it out "
+            f"({_quote(log, 'igpu_skipped')}): see ollama-gpu",
+        )
     if not gfxs or covered is None:
         return Check("ollama-gfx", "skipped", "no AMD GPU known, or no bundled ROCm kernels and no server log to judge")
     missing = [g for g in gfxs if g not in covered]
     if not missing:
-        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)} covered by {said_by}")
+        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)} covered by {said_by}{besides}")
     gfx = missing[0]
     listed = ", ".join(sorted(covered, key=lambda g: (len(g), g))) or "no gfx at all"
     evidence = f"{arch.describe(gfx)} has no kernels in {said_by} (it covers {listed}): Ollama runs on the CPU"
@@ -178,6 +242,15 @@ def _cause(log: OllamaLog) -> tuple[str, str]:
         return said, fix or (
             f"no override is known to make it run {bad.gfx}: its list is {', '.join(bad.supported)}; {VULKAN_NOTE}"
         )
+    if log.discovery_failed:
+        return (
+            f"its GPU discovery failed ({_quote(log, 'discovery_failed')})",
+            "run the server with OLLAMA_DEBUG=1 and read the lines before that one (the discovery runner's own "
+            "error); rocm-compat doctor --explain-file on the log names a known one",
+        )
+    if log.skipped_igpus:
+        said = f"it leaves out the integrated GPU ({_quote(log, 'igpu_skipped')})"
+        return said, IGPU_FIX_SWITCH if "OLLAMA_IGPU_ENABLE" in log.quoted["igpu_skipped"] else IGPU_FIX_OLD
     if log.no_amd_gpu:
         return (
             f"it found no AMD GPU it can use ({_quote(log, 'no_amd_gpu')})",
@@ -217,9 +290,21 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
         status: CheckStatus = "warn" if amd else "ok"
         also = f", not the AMD GPU ({', '.join(amd)})" if amd else ""
         return Check("ollama-gpu", status, f"{who} runs on {c.library} ({c.name}){also} ({where})")
-    fell_back = log.no_gpu or "compute_cpu" in log.quoted or log.unsupported or log.too_old or log.no_amd_gpu
+    fell_back = (
+        log.no_gpu
+        or "compute_cpu" in log.quoted
+        or log.unsupported
+        or log.too_old
+        or log.no_amd_gpu
+        or log.discovery_failed
+        or (log.skipped_igpus and not _judged_gfxs(env, log)[0])  # every GPU it has is an iGPU it left out
+    )
     if not fell_back:
-        return Check("ollama-gpu", "skipped", f"{where} has no GPU discovery lines of the last server start")
+        return Check(
+            "ollama-gpu",
+            "skipped",
+            f"{where} does not say what the last server start runs on (no inference compute line)",
+        )
     cause, fix = _cause(log)
     verdict = _quote(log, "no_gpu") or _quote(log, "compute_cpu")
     evidence = f"{who} runs models on the CPU{f' ({verdict})' if verdict else ''}" + (f": {cause}" if cause else "")

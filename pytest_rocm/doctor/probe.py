@@ -139,10 +139,11 @@ def probe_index(seam: Any, env: Environment, extras: Extras | None = None) -> Ex
         extras.index_note = f"the index was not asked ({index.OFFLINE_VARIABLE}=1)"
         return extras
     base = f"{index.pytorch_index(environ).rstrip('/')}/{local}"
-    answer = index.lookup(base, "torch", env.torch, cache_dir=index.default_cache_dir(environ))
-    if answer is None:
-        extras.index_note = f"{base} could not be reached"
-    extras.torch_on_index = answer
+    answer = index.ask(base, "torch", env.torch, cache_dir=index.default_cache_dir(environ))
+    if isinstance(answer, str):
+        extras.index_note = f"unknown: {answer}: fell back to the snapshot"
+    else:
+        extras.torch_on_index = answer
     return extras
 
 

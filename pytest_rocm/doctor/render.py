@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_rocm._resources import load_json
 from pytest_rocm.doctor.checks import Check, CheckStatus, problems
+from pytest_rocm.report.escape import markdown_cell, terminal_line
 
 #: how the summary names each problem status
 SUMMARY_LABELS: tuple[tuple[CheckStatus, str], ...] = (("fail", "failing"), ("warn", "warnings"))
@@ -32,7 +33,7 @@ def _groups(found: list[Check]) -> str:
 def doctor_command(env_file: str | None = None) -> str:
     """The command that diagnoses what the caller diagnosed: a recorded environment's own, never
     this machine's in its place."""
-    return f"rocm-compat doctor --env {shlex.quote(env_file)}" if env_file else "rocm-compat doctor"
+    return f"rocm-compat doctor --env {terminal_line(shlex.quote(env_file))}" if env_file else "rocm-compat doctor"
 
 
 def summary_line(checks: list[Check], env_file: str | None = None) -> str | None:
@@ -54,7 +55,7 @@ def first_fix(checks: list[Check]) -> Check | None:
 def verdict_line(checks: list[Check], env_file: str | None = None) -> str:
     """The last line of ``rocm-compat doctor``: the verdict and the first fix, so the reader of the
     last line knows what to do (never "run rocm-compat doctor", which is what they just ran)."""
-    where = f" (the recorded environment {env_file})" if env_file else ""
+    where = f" (the recorded environment {terminal_line(env_file)})" if env_file else ""
     found = problems(checks)
     if not found:
         return f"rocm doctor{where}: ready, no problems found"
@@ -91,16 +92,19 @@ def _code(text: str) -> str:
 
 
 def errors_table() -> str:
-    """The "common errors" table of docs/doctor.md, generated from the same data doctor uses: one
-    row per error text a user can grep a log for, each check that catches a cause and its fix."""
-    rows = ["| error | doctor check | fix |", "| --- | --- | --- |"]
-    by_message: dict[str, list[dict[str, Any]]] = {}
-    for e in known_errors():
-        by_message.setdefault(e["message"], []).append(e)
+    """The "common errors" table of docs/doctor.md, generated from the same data ``--explain``
+    uses: one row per error text a user can grep a log for, its causes, its fixes (each with the
+    gfx or ROCm it applies to) and the check that catches the cause."""
+    from pytest_rocm.doctor.explain import bundled
+
+    rows = ["| error | cause | fix | doctor check |", "| --- | --- | --- | --- |"]
+    by_message: dict[str, list[Any]] = {}
+    for e in bundled():
+        by_message.setdefault(e.message, []).append(e)
     for message, entries in by_message.items():
-        checks = list(dict.fromkeys(f"`{e['check']}`" if e["check"] else "(library suites)" for e in entries))
-        fixes = [e["fix"].replace("|", "/") for e in entries]
-        if len(checks) > 1:  # one text, several causes: each fix names its check
-            fixes = [f"{c.strip('`')}: {f}" for c, f in zip((f"`{e['check']}`" for e in entries), fixes, strict=True)]
-        rows.append(f"| {_code(message)} | {', '.join(checks)} | {' — '.join(fixes)} |")
+        checks = list(dict.fromkeys(f"`{e.check}`" if e.check else "(library suites)" for e in entries))
+        causes = list(dict.fromkeys(e.cause for e in entries))
+        fixes = [(f"{x.condition()}: " if x.conditional else "") + x.worded(None) for e in entries for x in e.fixes]
+        cells = [" — ".join(causes), " — ".join(dict.fromkeys(fixes)), ", ".join(checks)]
+        rows.append(f"| {_code(message)} | " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(rows)

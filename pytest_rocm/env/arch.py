@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Collection
 from typing import Any
 
 from pytest_rocm._resources import load_json
@@ -183,6 +184,14 @@ def override_for(gfx: str) -> str | None:
     """
     entry = _entry(gfx)
     return entry.get("override") if entry else None
+
+
+def override_unneeded(silicon: str, target: str, native: Collection[str] | None) -> bool:
+    """Whether an override that makes ``silicon`` run ``target`` code is not needed: it names the
+    silicon itself (11.0.2 on a gfx1102), or the software has native kernels for the silicon. The
+    one rule of the PyTorch check (``native``: the wheel's arch list) and of the Ollama check (the
+    gfx its bundled ROCm covers; None: not known)."""
+    return target == silicon or (native is not None and silicon in native)
 
 
 def reported_override(gfx: str) -> str | None:

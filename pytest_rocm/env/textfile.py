@@ -41,8 +41,9 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
-    """The UTF-8 text of a regular file; UserFileError (``PATH: is a FIFO ...``) otherwise."""
+def read_text(path: str | os.PathLike[str], what: str = "file", errors: str = "strict") -> str:
+    """The UTF-8 text of a regular file; UserFileError (``PATH: is a FIFO ...``) otherwise.
+    ``errors="replace"``: bytes that are not UTF-8 become U+FFFD (a log, where a line is enough)."""
     where = os.fspath(path)
     if where == "":
         raise UserFileError(f"'' (an empty path) names no {what}")
@@ -70,7 +71,7 @@ def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
         os.close(fd)
     data = b"".join(chunks)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
         raise UserFileError(f"{where}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
 

@@ -11,7 +11,10 @@ code nobody trusts yet printed, so every value is hostile until escaped:
 - a CSV cell that a spreadsheet would take for a formula (``= + - @``, tab or CR first) starts
   with a quote instead (OWASP's advice): :func:`csv_cell`;
 - the terminal: control characters (an escape sequence clears the screen, sets the title or
-  worse) and bidirectional overrides are shown as ``\\x1b``-style text: :func:`terminal`.
+  worse) and bidirectional overrides are shown as ``\\x1b``-style text: :func:`terminal`; where
+  one line is promised (a doctor check, a quoted log line) line breaks are written out too:
+  :func:`terminal_line`. Every text the project did not write itself (a log, a recorded
+  environment, a path) reaches a terminal through one of these two.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ def _shown(match: re.Match[str]) -> str:
 def terminal(text: str) -> str:
     """``text`` for a terminal: newlines and tabs kept, every other control character written out."""
     return _UNSAFE.sub(_shown, text)
+
+
+def terminal_line(text: str) -> str:
+    """``text`` as one terminal line: :func:`terminal`, and the line breaks it keeps written out
+    too (``\\n``, ``\\u2028``), so a value cannot start a line that looks like the tool's own."""
+    return terminal(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def web_url(url: object) -> str | None:

@@ -112,7 +112,9 @@ def test_wsl_dxg_detection_is_advised_only_where_it_is_needed(rocm: str | None, 
 def test_gfx13_supports_both_wave_sizes_and_gfx1250_one() -> None:
     assert arch.wave_sizes("gfx1310") == [32, 64] and arch.wave_size("gfx1310") == 32
     assert arch.wave_sizes("gfx1250") == [32]
-    assert arch.wave_sizes("gfx942") == [64] and arch.wave_sizes("gfx1100") == [32]
+    assert arch.wave_sizes("gfx942") == [64]
+    # RDNA runs wave64 too (LLVM's wavefrontsize64 feature on every GFX10-12 processor); wave32 by default
+    assert arch.wave_sizes("gfx1100") == [32, 64] and arch.wave_size("gfx1100") == 32
 
 
 def test_names_added_and_disputed() -> None:
@@ -128,3 +130,39 @@ def test_gfx1152_without_kernels_names_the_reported_override() -> None:
     assert check.status == "fail" and check.fix
     assert "export HSA_OVERRIDE_GFX_VERSION=11.5.0 (runs gfx1150 code)" in check.fix
     assert arch.override_for("gfx1152") is None  # reported, not the usual fix: no wheel counts as carrying it
+
+
+@pytest.mark.parametrize(
+    "gfx", ["gfx1010", "gfx1030", "gfx1036", "gfx1100", "gfx1103", "gfx1151", "gfx1200", "gfx1201"]
+)
+def test_every_rdna_gfx_runs_both_wave_sizes(gfx: str) -> None:
+    assert arch.wave_sizes(gfx) == [32, 64] and arch.wave_size(gfx) == 32
+
+
+def test_gfx1151_names_and_the_820m_dispute() -> None:
+    names = arch.marketing_names("gfx1151")
+    assert {"Radeon 8060S", "Radeon 8050S", "Radeon 8065S", "Radeon 8040S"} <= {n.split(" (")[0] for n in names}
+    for gfx in ("gfx1152", "gfx1153"):  # the data said gfx1153; AMD's matrix does not: both, said so
+        assert "Radeon 820M (disputed: gfx1152 or gfx1153)" in (arch.marketing_name(gfx) or ""), gfx
+    assert "820M" not in " ".join(arch.marketing_names("gfx1153"))  # not also stated as a plain fact
+
+
+@pytest.mark.parametrize(
+    ("gfx", "ids"),
+    [("gfx1201", {"7550", "7551"}), ("gfx1200", {"7590"}), ("gfx1151", {"1586"}), ("gfx1150", {"150e"})],
+)
+def test_rdna4_and_strix_device_ids(gfx: str, ids: set[str]) -> None:
+    from pytest_rocm._resources import load_json
+
+    assert set(load_json("gpu_device_ids.json")["gfx"][gfx]) == ids
+
+
+@pytest.mark.parametrize(
+    ("torch", "rocm", "status"), [("2.12.0.dev20260408+rocm7.2", "7.2", "fail"), ("2.10.0+rocm7.1", "7.1", "ok")]
+)
+def test_rocblas_without_gfx900_kernels_from_rocm_7_2(torch: str, rocm: str, status: str) -> None:
+    """pytorch/pytorch#179865: the rocBLAS of the ROCm 7.2 wheels ships no gfx900 files."""
+    check = check_rocblas_targets(_env(torch=torch, rocm=rocm, gfx="gfx900"), Extras())
+    assert check.status == status, check
+    if status == "fail":
+        assert "Illegal seek for GPU arch : gfx900" in check.evidence and "whl/rocm7.1" in (check.fix or "")

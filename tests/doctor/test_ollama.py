@@ -311,3 +311,145 @@ def test_vulkan_on_the_amd_gpu_is_the_gpu() -> None:
         lines=1, computes=[InferenceCompute("GPU-1", "cuda", "8.9", "NVIDIA GeForce RTX 4090", "23.6 GiB")]
     )
     assert check_ollama_gpu(env, Extras(ollama_log=cuda)).status == "warn"  # the NVIDIA card, not the AMD one
+
+
+# -- Ollama's logs as they are now (0.9 to 0.32): iGPUs left out, 0.12+ discovery, hand-shortened ---------
+def env_of(*silicon: str, reported: str | None = None, override: str | None = None) -> Environment:
+    """A recorded environment whose kernel reports ``silicon`` (KFD order) and whose torch reports
+    ``reported`` for each device (an override's target) or the silicon itself."""
+    data = json.loads((ENVS / "rx7900xtx_rocm6.json").read_text())
+    node = data["system"]["gpus"][0]
+    data["system"]["gpus"] = [{**node, "node": i + 1, "gfx": g} for i, g in enumerate(silicon)]
+    data["devices"] = [
+        {**data["devices"][0], "index": i, "arch": reported or g, "gfx": reported or g, "hardware_gfx": g}
+        for i, g in enumerate(silicon)
+    ]
+    data["variables"]["HSA_OVERRIDE_GFX_VERSION"] = override
+    return Environment.from_dict(data)
+
+
+def ollama_checks(env: Environment, log: str) -> dict[str, Any]:
+    extras = Extras(ollama_log=parse(log_text(log)), ollama_log_from=f"{log}.log")
+    return {c.id: c for c in (check_ollama_gfx(env, extras), check_ollama_gpu(env, extras))}
+
+
+def test_a_skipped_igpu_does_not_hide_the_cards_verdict() -> None:
+    """RX 7700S (gfx1102) + Radeon 680M (gfx1035): the server skips the iGPU, the card is supported."""
+    checks = ollama_checks(env_of("gfx1102", "gfx1035"), "gfx1102_igpu_skipped_0.9.6_journal")
+    gfx = checks["ollama-gfx"]
+    assert gfx.status == "ok" and gfx.evidence.startswith("gfx1102: the server says"), gfx
+    assert "leaves out the integrated GPU (gfx1035)" in gfx.evidence
+    assert checks["ollama-gpu"].status == "ok" and "ROCm, gfx1102" in checks["ollama-gpu"].evidence
+
+
+def test_an_override_naming_the_gfx_itself_is_not_needed() -> None:
+    checks = ollama_checks(env_of("gfx1102", "gfx1035"), "gfx1102_override_11.0.2_0.9.6_journal")
+    gfx = checks["ollama-gfx"]
+    assert gfx.status == "warn" and "HSA_OVERRIDE_GFX_VERSION=11.0.2" in gfx.evidence and "needs none" in gfx.evidence
+    assert "delete the HSA_OVERRIDE_GFX_VERSION line" in (gfx.fix or "")
+    # the log ends before a verdict: the iGPU left out is no CPU fallback while a card remains
+    assert checks["ollama-gpu"].status == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("silicon", "value", "unneeded"),
+    [
+        ("gfx1102", "11.0.2", True),
+        ("gfx1151", "11.5.1", True),
+        ("gfx1031", "10.3.0", False),
+        ("gfx1100", "11.0.0", True),
+    ],
+)
+def test_one_rule_for_the_pytorch_and_the_ollama_check(silicon: str, value: str, unneeded: bool) -> None:
+    """The same override on the same silicon: both checks call it unneeded, or neither does."""
+    from pytest_rocm.doctor.machine import check_override
+    from pytest_rocm.env import arch
+
+    target = arch.parse_override(value)
+    torch_side = check_override(env_of(silicon, reported=target, override=value), Extras())
+    log = parse(
+        f'level=INFO source=amd_linux.go:389 msg="skipping rocm gfx compatibility check" HSA_OVERRIDE_GFX_VERSION={value}'
+    )
+    ollama_side = check_ollama_gfx(env_of(silicon), Extras(ollama_log=log))
+    assert ("not needed" in torch_side.evidence) is unneeded, torch_side
+    assert ("needs none" in ollama_side.evidence) is unneeded, ollama_side
+
+
+def test_the_override_of_a_0_12_server_config_line() -> None:
+    log = parse(log_text("server_config_override_11.5.1_strix_halo"))
+    assert log.override == "11.5.1" and log.lines == 3
+    gfx = check_ollama_gfx(env_of("gfx1151"), Extras(ollama_log=log))
+    assert gfx.status == "warn" and "HSA_OVERRIDE_GFX_VERSION=11.5.1" in gfx.evidence and "needs none" in gfx.evidence
+    unset = parse(
+        'time=x level=INFO source=routes.go:1 msg="server config" env="map[HIP_VISIBLE_DEVICES: HSA_OVERRIDE_GFX_VERSION: HTTPS_PROXY:]"'
+    )
+    assert unset.override is None and unset.lines == 1
+
+
+def test_a_0_12_discovery_line_shows_the_override_it_ran_under() -> None:
+    """An 890M (gfx1150) that the server reports as compute=gfx1100 ran under 11.0.0, which the log
+    prints nowhere else; the iGPU it then drops leaves the server on the CPU."""
+    checks = ollama_checks(env_of("gfx1150"), "igpu_dropped_890m_0.30")
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in checks["ollama-gfx"].evidence
+    gpu = checks["ollama-gpu"]
+    assert gpu.status == "fail" and "leaves out the integrated GPU" in gpu.evidence
+    assert 'Environment="OLLAMA_IGPU_ENABLE=1"' in (gpu.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("name", "silicon", "said"),
+    [
+        (
+            "cpu_shortened_by_hand_0.17.7",
+            ["gfx1201"],
+            "runs models on the CPU ('inference compute id=cpu library=cpu')",
+        ),
+        # an Intel iGPU through Vulkan, on a machine with no AMD GPU: the server has nothing left
+        ("igpu_dropped_0.32.5_shortened", [], "leaves out the integrated GPU ('dropping integrated GPU"),
+        ("cpu_fallback_0.12.8", ["gfx1031"], 'msg="inference compute" id=cpu library=cpu'),
+    ],
+)
+def test_a_log_shortened_by_hand_is_still_an_ollama_log(name: str, silicon: list[str], said: str) -> None:
+    log = parse(log_text(name))
+    assert log.lines > 0
+    env = env_of(*silicon) if silicon else Environment()
+    gpu = check_ollama_gpu(env, Extras(ollama_log=log, ollama_log_from="x.log"))
+    assert gpu.status == "fail" and said in gpu.evidence, gpu
+
+
+def test_bare_fields_after_a_shortened_message_belong_to_it() -> None:
+    log = parse(log_text("igpu_dropped_0.32.5_shortened"))
+    assert log.skipped_igpus == [""]  # compute=0.0 is Vulkan's, not a gfx
+    parsed = parse("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1\nid=0 library=ROCm compute=gfx1103\n")
+    assert parsed.skipped_igpus == ["gfx1103"]
+
+
+def test_prose_that_names_a_message_is_not_a_log() -> None:
+    assert parse("we changed the server config and inference compute is slow\n").lines == 0
+    assert parse("I think inference compute fails\n").lines == 0
+
+
+def test_a_0_12_rocm_discovery_line_is_the_servers_word_on_the_gfx() -> None:
+    """0.12 and later print no "amdgpu is supported": the inference compute line says it runs the
+    gfx. The fields are those of Crosstalk-Solutions/project-nomad#1056's 0.30 line (library=ROCm
+    compute=... name=ROCm0 description=...), for a card the server keeps."""
+    line = (
+        'time=2026-01-02T03:04:05.000Z level=INFO source=types.go:42 msg="inference compute" id=0 library=ROCm '
+        'compute=gfx1201 name=ROCm0 description="AMD Radeon RX 9070 XT" libdirs=ollama,rocm type=discrete '
+        'total="15.9 GiB" available="15.8 GiB"'
+    )
+    extras = Extras(ollama_log=parse(line), ollama_log_from="x.log")
+    gfx = check_ollama_gfx(env_of("gfx1201"), extras)
+    assert gfx.status == "ok" and gfx.evidence.startswith("gfx1201: the server runs on it"), gfx
+    assert check_ollama_gpu(env_of("gfx1201"), extras).status == "ok"
+
+
+def test_a_failed_0_12_discovery_is_the_cause_of_the_cpu_fallback() -> None:
+    """The message of ollama/ollama#15762's and #13070's titles, with the fields Ollama logs it with."""
+    text = (
+        'time=2026-04-23T04:08:30.000Z level=INFO source=runner.go:464 msg="failure during GPU discovery" '
+        'OLLAMA_LIBRARY_PATH="[/usr/lib/ollama /usr/lib/ollama/rocm]" extra_envs=map[] error="runner crashed"\n'
+        'time=2026-04-23T04:08:30.001Z level=INFO source=types.go:60 msg="inference compute" id=cpu library=cpu\n'
+    )
+    gpu = check_ollama_gpu(env_of("gfx1031"), Extras(ollama_log=parse(text), ollama_log_from="x.log"))
+    assert gpu.status == "fail" and "its GPU discovery failed" in gpu.evidence and "runner crashed" in gpu.evidence
