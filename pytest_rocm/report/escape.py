@@ -10,6 +10,7 @@ code nobody trusts yet printed, so every value is hostile until escaped:
   target with whitespace, pipes and brackets percent-encoded: :func:`markdown_url`;
 - a CSV cell that a spreadsheet would take for a formula (``= + - @``, tab or CR first) starts
   with a quote instead (OWASP's advice): :func:`csv_cell`;
+- a generated script's comment: :func:`one_line` (:func:`terminal`, line breaks written out too);
 - the terminal: control characters (an escape sequence clears the screen, sets the title or
   worse) and bidirectional overrides are shown as ``\\x1b``-style text: :func:`terminal`.
 """
@@ -25,6 +26,7 @@ from pytest_rocm._values import FLOAT_RE
 #: isolates that reorder what a reader sees (the "trojan source" characters)
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
+_BREAKS_AND_TABS = re.compile("[\t\r\n\u2028\u2029]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -36,6 +38,12 @@ def _shown(match: re.Match[str]) -> str:
 def terminal(text: str) -> str:
     """``text`` for a terminal: newlines and tabs kept, every other control character written out."""
     return _UNSAFE.sub(_shown, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (a comment of a generated script, where a newline would end the
+    comment and start a command): :func:`terminal`, and tabs and line breaks written out too."""
+    return _BREAKS_AND_TABS.sub(_shown, terminal(text))
 
 
 def web_url(url: object) -> str | None:
