@@ -157,6 +157,19 @@ def test_values_a_shell_would_run_arrive_intact_in_the_slurm_task(
     assert rocm_compat[rocm_compat.index("--reports-dir") + 1].startswith(hostile_reports + "/")
 
 
+def test_a_reports_folder_named_like_an_option_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _emit(tmp_path, capsys, [GOOD_CPU], "--emit", "slurm", "--package", "x", "--reports-dir=-rf")
+    assert code == 0, err
+    bin_dir = _loggers(tmp_path, ["sbatch"])
+    (tmp_path / "work").mkdir()
+    env = _env(tmp_path, bin_dir, SLURM_ARRAY_TASK_ID="0", ROCM_COMPAT_RUN="run1")
+    done = subprocess.run(
+        ["bash", str(_write(tmp_path, out))], cwd=tmp_path / "work", env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "work" / "-rf" / "run1").is_dir()
+
+
 def test_submitting_a_hostile_script_runs_only_sbatch_with_its_values_intact(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -213,6 +226,7 @@ def test_bad_kubernetes_options_are_one_line(
         (["--partition", "gfx942=mi300x\n"], ["--partition"]),
         (["--partition", "gfx942\n=mi300x"], ["--partition"]),
         (["--merge-partition", "batch;x"], ["--merge-partition"]),
+        (["--account", "proj\n#SBATCH --wrap=x"], ["--account"]),
     ],
 )
 def test_bad_slurm_options_are_one_line(

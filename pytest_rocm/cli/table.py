@@ -30,6 +30,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="output format (default: from -o's suffix, else md)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", type=path_text, help="write here instead of stdout")
+    add_bounds_arguments(parser)
+
+
+def add_bounds_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-rows`` and ``--max-report-mb``: the bounds of a command that holds every row at once."""
     parser.add_argument(
         "--max-rows",
         type=positive_int("the row limit"),
@@ -47,6 +52,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def bounds_of(args: argparse.Namespace) -> Bounds:
+    return Bounds(max_bytes=args.max_report_mb * 1024 * 1024, max_rows=args.max_rows)
+
+
 def _format_of(args: argparse.Namespace) -> str:
     if args.format:
         return str(args.format)
@@ -61,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         # each step, it walked everything that step made (the first allocation after gc.enable()
         # collects the youngest generation, which held all of it)
         with collector_paused():
-            bounds = Bounds(max_bytes=args.max_report_mb * 1024 * 1024, max_rows=args.max_rows)
-            reports = load_reports(args.reports, bounds)
+            reports = load_reports(args.reports, bounds_of(args))
             table = build_table(reports, [str(p) for p in args.reports])
             text = render(table, _format_of(args), coverage_map(reports))
             write_output(text, args.output)

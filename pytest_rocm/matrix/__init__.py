@@ -128,7 +128,7 @@ def _validate_entry(entry: Any, where: str) -> Combo:
         raise ComboError(f"{where}: expected a table")
     name = entry.get("name")
     if isinstance(name, str) and name:
-        where = f"{where} ({name!r})"
+        where = f"{where} ({_shown(name)})"
     unknown = sorted(set(entry) - set(_FIELDS))
     if unknown:
         raise ComboError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")

@@ -160,7 +160,8 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "# partition and GPUs differ per job array: given on each sbatch line below, which wins over #SBATCH",
         "set -euo pipefail",
         "",
-        f"REPORTS=${{ROCM_COMPAT_REPORTS:-{_q(options.reports)}}}",
+        # a folder named like an option (-x) is ./-x: no command reads it as one
+        f"REPORTS=${{ROCM_COMPAT_REPORTS:-{_q(('./' if options.reports.startswith('-') else '') + options.reports)}}}",
         'VENVS=${ROCM_COMPAT_VENVS:-"$HOME/.cache/rocm-compat/venvs"}',
         *(
             [f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{_q(options.package)}}}"]
@@ -257,7 +258,7 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "submit() {",
         "  export ROCM_COMPAT_RUN=${ROCM_COMPAT_RUN:-$(date -u +%Y%m%dT%H%M%SZ)}",
         "  # absolute: the tasks start in the submit folder, but a site may set another with --chdir",
-        '  ROCM_COMPAT_REPORTS=$(realpath -m "$REPORTS"); export ROCM_COMPAT_REPORTS',
+        '  ROCM_COMPAT_REPORTS=$(realpath -m -- "$REPORTS"); export ROCM_COMPAT_REPORTS',
         *(['  if [ -z "$PACKAGE" ]; then build_wheel; fi'] if options.package is None else []),
         "  local jobs=() id",
     ]

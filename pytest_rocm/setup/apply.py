@@ -94,7 +94,7 @@ def _kept_torch(env: Environment, options: Options, seam: Any, installs_torch: b
     ran), the recorded machine's own (``--env``), else this environment's."""
     if installs_torch and options.plan_only:
         return INSTALLED_ABOVE
-    if options.recorded:
+    if options.recorded:  # Environment.load checked it is a PEP 440 version
         return env.torch or INSTALLED_ABOVE
     return seam.distribution_version("torch") or INSTALLED_ABOVE
 

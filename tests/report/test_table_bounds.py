@@ -44,7 +44,9 @@ def test_a_report_past_the_default_size_is_refused_before_it_is_read(
     big = _report(tmp_path / "big.json", "big", 2, padding=65 * MIB)
     code, out, err = _table(capsys, str(big))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert f"{big}: {65 * MIB} bytes, larger than a report the table reads (64 MiB: --max-report-mb N raises it)" in err
+    assert (
+        f"{big}: {65 * MIB} bytes, larger than a report this command reads (64 MiB: --max-report-mb N raises it)" in err
+    )
     code, out, err = _table(capsys, str(big), "--max-report-mb", "66")
     assert code == 0 and "| ops/a[1] |" in out, err  # the flag raises it: the same report is tabled
 
@@ -55,7 +57,9 @@ def test_more_rows_than_the_limit_are_refused_before_a_table_is_built(
     paths = [str(_report(tmp_path / f"{n}.json", n, 3)) for n in ("a", "b", "c")]
     code, out, err = _table(capsys, *paths, "--max-rows", "8")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert f"{paths[2]}: 3 rows (9 with the reports before it), more than one table holds (8 rows: --max-rows N" in err
+    assert (
+        f"{paths[2]}: 3 rows (9 with the reports before it), more than this command holds (8 rows: --max-rows N" in err
+    )
     code, out, err = _table(capsys, *paths, "--max-rows", "9")
     assert code == 0 and out.count("| ops/a[") == 3, err
 
@@ -70,6 +74,20 @@ def test_the_default_row_limit_is_checked(
     monkeypatch.setattr("pytest_rocm.cli.table.TABLE_BOUNDS", load.TABLE_BOUNDS)
     code, _, err = _table(capsys, str(_report(tmp_path / "a.json", "a", 3)))
     assert code == 2 and "(2 rows: --max-rows N raises it)" in err
+
+
+def test_diff_holds_two_reports_under_the_same_bounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _report(tmp_path / "base.json", "base", 2, padding=65 * MIB)
+    candidate = _report(tmp_path / "candidate.json", "candidate", 2)
+    code = cli.main(["diff", str(base), str(candidate)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "(64 MiB: --max-report-mb N raises it)" in err, err
+    assert cli.main(["diff", str(base), str(candidate), "--max-report-mb", "66"]) == 0
+    capsys.readouterr()
+    code = cli.main(["diff", str(candidate), str(candidate), "--max-rows", "3"])
+    assert code == 2 and "(4 with the reports before it), more than this command holds (3 rows: --max-rows N" in (
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize("args", [["--max-rows", "0"], ["--max-rows", "1e9"], ["--max-report-mb", "-1"]])
