@@ -267,6 +267,31 @@ def test_the_pods_script_carries_hostile_values_as_data(tmp_path: Path, capsys: 
     _nothing_ran(tmp_path)
 
 
+def test_the_emitters_write_data_even_from_combinations_no_grammar_checked(tmp_path: Path) -> None:
+    """Defence in depth: a Combo made in Python, never loaded from a file, with a newline in every
+    text the header comments show: the comments write it out, the values stay quoted."""
+    from pytest_rocm.matrix import Combo
+    from pytest_rocm.matrix.k8s import K8sOptions, emit_k8s
+    from pytest_rocm.matrix.slurm import SlurmOptions, emit_slurm
+    from pytest_rocm.matrix.tasks import Plan, Task
+
+    evil = "\ntouch PWNED #\u2028\x1b[2J"
+    combo = Combo(name="cpu" + evil, torch="torch==2.13.0", index_url="", backend="cpu", rocm="", python="3.11")
+    plan = Plan(tasks=[Task(0, combo, "cpu", None)], left_out=["x" + evil])
+    script = emit_slurm(plan, SlurmOptions(package="pytest-rocm"))
+    # the header's task and left-out lines: one comment line each, the break written out
+    assert "#   0: cpu\\x0atouch PWNED #\\u2028\\x1b[2J x cpu -> " in script
+    assert "#   left out: x\\x0atouch PWNED #\\u2028\\x1b[2J\n" in script
+    bin_dir = _loggers(tmp_path, ["sbatch", "srun", "pip"])
+    env = _env(tmp_path, bin_dir, SLURM_ARRAY_TASK_ID="0", ROCM_COMPAT_RUN="run1")
+    (tmp_path / "work").mkdir()
+    subprocess.run(["bash", str(_write(tmp_path, script))], cwd=tmp_path / "work", env=env, capture_output=True)
+    _nothing_ran(tmp_path)
+    manifest = emit_k8s(plan, K8sOptions(run_id="r1", package="pytest-rocm"))
+    assert [d["kind"] for d in yaml.safe_load_all(manifest)][:2] == ["PersistentVolumeClaim", "ConfigMap"]
+    assert "#   left out: x\\x0atouch PWNED #\\u2028\\x1b[2J\n" in manifest
+
+
 def test_one_and_several_combinations_pass_shellcheck(capsys: pytest.CaptureFixture[str]) -> None:
     for names in (["cpu-torch2.13"], ["cpu-torch2.13", "cpu-torch2.14", "torch2.13-rocm7.2"]):
         selected = [arg for name in names for arg in ("--name", name)]
