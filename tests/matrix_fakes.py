@@ -54,6 +54,10 @@ def ready_venv(path: Path, stamp: str) -> None:
     (path / ".rocm-compat-stamp").write_text(stamp)
 
 
+#: the pytest-rocm the tests' scripts install (ROCM_COMPAT_PACKAGE): its text is in the venvs' stamps
+PACKAGE = "pytest-rocm"
+
+
 def cluster_env(folder: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -62,6 +66,7 @@ def cluster_env(folder: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
         FAKE_SBATCH_OUT=str(folder / "out"),
         PIP_NO_INDEX="1",  # a venv the script would build installs nothing from the network
         ROCM_COMPAT_VENVS=str(folder / "venvs"),
+        ROCM_COMPAT_PACKAGE=PACKAGE,  # the ready venvs' (the script's own default builds a wheel at submission)
     )
     env.update(extra)
     return env

@@ -10,13 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from matrix_fakes import cluster_env, install_fake_sbatch, ready_venv
+from matrix_fakes import PACKAGE, cluster_env, install_fake_sbatch, ready_venv
 
 from pytest_rocm import cli
 from pytest_rocm._resources import default_combos_path
 from pytest_rocm.matrix import load_combos
 from pytest_rocm.matrix.slurm import array_spec
-from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, venv_stamp
+from pytest_rocm.matrix.tasks import venv_stamp
 
 CPU_ENV = Path(__file__).parent / "data" / "envs" / "cpu_only.json"
 #: the options sbatch documents that the script's #SBATCH lines may use
@@ -139,8 +139,8 @@ def test_a_fake_sbatch_runs_the_cpu_tasks_here_and_the_merge_gates_them(
     venvs = tmp_path / "venvs"
     for combo in load_combos(default_combos_path()):
         if combo.name in ("cpu-torch2.13", "cpu-torch2.14"):
-            ready_venv(venvs / combo.name, venv_stamp(combo, DEFAULT_PACKAGE))
-    ready_venv(venvs / "_merge", DEFAULT_PACKAGE)
+            ready_venv(venvs / combo.name, venv_stamp(combo, PACKAGE))
+    ready_venv(venvs / "_merge", PACKAGE)
     bin_dir = install_fake_sbatch(tmp_path)
     run_args = f"--suites {tmp_path / 'suites'} -n 0 -p no:randomly -p no:cacheprovider --rocm-env={CPU_ENV}"
     env = cluster_env(
@@ -185,7 +185,7 @@ def test_a_task_that_wrote_no_report_fails_the_merge_by_name(
 ) -> None:
     script = _emit(capsys, "--name", "cpu-torch2.13", "--reports-dir", str(tmp_path / "reports"))
     (tmp_path / "compat.sbatch").write_text(script)
-    ready_venv(tmp_path / "venvs" / "_merge", DEFAULT_PACKAGE)
+    ready_venv(tmp_path / "venvs" / "_merge", PACKAGE)
     env = cluster_env(tmp_path, tmp_path, ROCM_COMPAT_VENVS=str(tmp_path / "venvs"), ROCM_COMPAT_RUN="r")
     (tmp_path / "reports" / "r").mkdir(parents=True)
     done = subprocess.run(

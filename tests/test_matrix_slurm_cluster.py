@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from matrix_fakes import ready_venv
+from matrix_fakes import PACKAGE, ready_venv
 
 from pytest_rocm import cli
 from pytest_rocm._resources import default_combos_path
 from pytest_rocm.matrix import load_combos
-from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, venv_stamp
+from pytest_rocm.matrix.tasks import venv_stamp
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
 MISSING = [d for d in DAEMONS if shutil.which(d) is None]
@@ -116,13 +116,14 @@ def test_the_emitted_script_runs_on_a_real_one_node_cluster(
     venvs = tmp_path / "venvs"
     for combo in load_combos(default_combos_path()):
         if combo.backend == "cpu":
-            ready_venv(venvs / combo.name, venv_stamp(combo, DEFAULT_PACKAGE))
-    ready_venv(venvs / "_merge", DEFAULT_PACKAGE)
+            ready_venv(venvs / combo.name, venv_stamp(combo, PACKAGE))
+    ready_venv(venvs / "_merge", PACKAGE)
     env = {
         **one_node_cluster,
         "ROCM_COMPAT_VENVS": str(venvs),
         "ROCM_COMPAT_RUN": "run1",
         "PIP_NO_INDEX": "1",
+        "ROCM_COMPAT_PACKAGE": PACKAGE,
         "ROCM_COMPAT_RUN_ARGS": f"--suites {tmp_path / 'suites'} -n 0 -p no:randomly -p no:cacheprovider --rocm-env={CPU_ENV}",
     }
     started = time.monotonic()

@@ -62,6 +62,12 @@ def non_negative_int(what: str = "the value") -> Callable[[str], int]:
     return lambda text: int(convert(text))
 
 
+def positive_int(what: str = "the value") -> Callable[[str], int]:
+    """``type=`` for a whole number ≥ 1 (``--max-rows``)."""
+    convert = _bounded(parse_int, 1, True, what)
+    return lambda text: int(convert(text))
+
+
 def path_text(text: str) -> str:
     """``type=`` for a path: not empty (``''`` would silently mean the current folder), no NUL."""
     problem = path_problem(text)

@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict
 
 from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_float
+from pytest_rocm.cli.table import add_bounds_arguments, bounds_of
 from pytest_rocm.env.textfile import collector_paused
 from pytest_rocm.report.diff import (
     DEFAULT_FACTOR,
@@ -18,7 +19,7 @@ from pytest_rocm.report.diff import (
     verdict,
 )
 from pytest_rocm.report.escape import terminal
-from pytest_rocm.report.load import ReportError, load_report
+from pytest_rocm.report.load import ReportError, load_bounded
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
 
@@ -74,6 +75,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help=f"list every entry of each section (default: the first {SHOW_LIMIT}, then how many more)",
     )
     parser.add_argument("--json", action="store_true", help="print the differences as JSON")
+    add_bounds_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        base, candidate = load_report(args.base), load_report(args.candidate)
+        base, candidate = load_bounded([args.base, args.candidate], bounds_of(args))
     except ReportError as exc:
         print(f"rocm-compat diff: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from pytest_rocm.matrix import (
     load_combos,
     render_text,
 )
-from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, SUITE_MINUTES
+from pytest_rocm.matrix.tasks import SUITE_MINUTES
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +66,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--reports-dir", type=path_text, default=None, metavar="DIR", help="the shared folder of the reports"
     )
     cluster.add_argument(
-        "--package", default=DEFAULT_PACKAGE, help=f"the pytest-rocm each task installs (default {DEFAULT_PACKAGE})"
+        "--package",
+        default=None,
+        help="the pytest-rocm each task installs: a wheel file, a folder or a requirement (default: SLURM, a wheel "
+        "built at submission from this checkout; Kubernetes, that wheel on the reports volume)",
     )
     cluster.add_argument(
         "--host-label",
@@ -112,7 +115,7 @@ def _dns_name(text: str) -> str:
 
 def _emit_cluster(args: argparse.Namespace, combos: list[Combo]) -> str:
     """The SLURM script or the Kubernetes manifests; TaskError on options that cannot make one."""
-    from pytest_rocm.matrix.tasks import parse_partitions, plan_tasks, time_limit
+    from pytest_rocm.matrix.tasks import package_source, parse_partitions, plan_tasks, time_limit
 
     plan = plan_tasks(combos, parse_partitions(args.partition))
     minutes = time_limit(args.scale, args.time)
@@ -126,6 +129,7 @@ def _emit_cluster(args: argparse.Namespace, combos: list[Combo]) -> str:
             gpu_flag=args.gpu_flag,
             minutes=minutes,
             package=args.package,
+            source=package_source(args.package),
             host_label=args.host_label,
             merge_partition=args.merge_partition,
             cpus=args.cpus_per_task,
@@ -143,10 +147,18 @@ def _emit_cluster(args: argparse.Namespace, combos: list[Combo]) -> str:
         gpus=args.gpus,
         minutes=minutes,
         package=args.package,
+        source=package_source(args.package) if args.package is not None else _checkout(),
         node_labels=parse_node_labels(args.node_label),
         host_label=args.host_label,
     )
     return emit_k8s(plan, k8s)
+
+
+def _checkout() -> str | None:
+    from pytest_rocm.matrix.tasks import checkout_root
+
+    root = checkout_root()
+    return str(root) if root is not None else None
 
 
 def run(args: argparse.Namespace) -> int:

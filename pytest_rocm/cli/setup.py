@@ -3,7 +3,8 @@ extras, into the running interpreter's environment (``sys.executable -m pip``).
 
 A working torch that fits this machine is kept; one that does not fit is named with the fix and
 replaced only with ``--replace-torch``. Exit status: 0 done, 1 refused or impossible (said why),
-2 bad input. The rules: docs/install.md.
+2 bad input. ``--dry-run`` and ``--env`` (a recording of another machine) print the plan: no pip
+runs and no index is contacted. The rules: docs/install.md.
 """
 
 from __future__ import annotations
@@ -25,19 +26,32 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         choices=sorted(TARGETS),
         help="what to set up: suites (rocm-compat run), test (the plugin's own tests), all (default: suites)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="print the pip commands, run none")
+    parser.add_argument("--dry-run", action="store_true", help="print the pip commands: run none, contact no index")
     parser.add_argument(
         "--replace-torch",
         action="store_true",
         help="uninstall a torch that does not fit this machine and install the one that does",
     )
-    parser.add_argument("--index-url", metavar="URL", help="take torch from this index instead of this machine's")
+    parser.add_argument(
+        "--index-url", metavar="URL", type=_index_url, help="take torch from this index instead of this machine's"
+    )
     parser.add_argument(
         "--env",
         metavar="FILE",
         type=path_text,
-        help="decide as for a recorded environment (rocm-compat env --json) instead of this machine",
+        help="plan as for a recorded environment (rocm-compat env --json) instead of this machine: "
+        "the commands for that machine are printed, none is run here",
     )
+
+
+def _index_url(text: str) -> str:
+    """An http(s) or file URL with nothing hidden in it (a space was an InvalidURL traceback)."""
+    from pytest_rocm.matrix.grammar import url_problem
+
+    problem = url_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return text
 
 
 def say(line: str) -> None:
@@ -68,5 +82,8 @@ def run(args: argparse.Namespace, seam: object | None = None) -> int:
         replace_torch=args.replace_torch,
         index_url=args.index_url,
         python=sys.executable,
+        # a recording describes another machine: its companions and torch are not this one's, so
+        # what fits it is printed, never installed here
+        recorded=bool(args.env),
     )
     return setup(env, extras, options, machine, say)

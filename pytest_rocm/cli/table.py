@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_rocm.cli.argtypes import path_text
+from pytest_rocm.cli.argtypes import path_text, positive_int
 from pytest_rocm.env.textfile import collector_paused
 from pytest_rocm.report.coverage import coverage_map
 from pytest_rocm.report.formats import FORMATS, render
-from pytest_rocm.report.load import ReportError, load_reports
+from pytest_rocm.report.load import TABLE_BOUNDS, Bounds, ReportError, load_reports
 from pytest_rocm.report.table import build_table, write_output
 
 
@@ -30,6 +30,30 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="output format (default: from -o's suffix, else md)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", type=path_text, help="write here instead of stdout")
+    add_bounds_arguments(parser)
+
+
+def add_bounds_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-rows`` and ``--max-report-mb``: the bounds of a command that holds every row at once."""
+    parser.add_argument(
+        "--max-rows",
+        type=positive_int("the row limit"),
+        default=TABLE_BOUNDS.max_rows,
+        metavar="N",
+        help=f"refuse more rows than this, all reports together (default {TABLE_BOUNDS.max_rows}; "
+        "memory grows with the rows)",
+    )
+    parser.add_argument(
+        "--max-report-mb",
+        type=positive_int("the size limit"),
+        default=TABLE_BOUNDS.max_bytes // (1024 * 1024),
+        metavar="N",
+        help=f"refuse a report larger than N MiB, before reading it (default {TABLE_BOUNDS.max_bytes // (1024 * 1024)})",
+    )
+
+
+def bounds_of(args: argparse.Namespace) -> Bounds:
+    return Bounds(max_bytes=args.max_report_mb * 1024 * 1024, max_rows=args.max_rows)
 
 
 def _format_of(args: argparse.Namespace) -> str:
@@ -46,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         # each step, it walked everything that step made (the first allocation after gc.enable()
         # collects the youngest generation, which held all of it)
         with collector_paused():
-            reports = load_reports(args.reports)
+            reports = load_reports(args.reports, bounds_of(args))
             table = build_table(reports, [str(p) for p in args.reports])
             text = render(table, _format_of(args), coverage_map(reports))
             write_output(text, args.output)

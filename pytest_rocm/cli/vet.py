@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.cli.argtypes import non_negative_int, positive_float
 from pytest_rocm.vet import BadTarget, vet
+from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -72,6 +73,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         default=1800.0,
         metavar="S",
         help="seconds the library suite may take (default 1800)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=positive_float("the memory limit in GiB"),
+        default=DEFAULT_MEMORY_GIB,
+        metavar="GIB",
+        help=f"with --run: the memory each child process may allocate (RLIMIT_DATA; default {DEFAULT_MEMORY_GIB:g} GiB)",
     )
     parser.add_argument(
         "--device", metavar="DEV", help="--rocm-device for the library suite (default: cpu when no accelerator)"
@@ -220,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
             source_version=target.version,
             offline=not args.allow_network,
             sandbox=not args.unsafe_run or _sandbox_works(),
+            memory_gib=args.memory_limit,
         )
         if args.report:
             try:

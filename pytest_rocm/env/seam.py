@@ -12,6 +12,7 @@ No torch import here: ``load_torch`` imports it when detection asks, never at mo
 from __future__ import annotations
 
 import errno
+import http.client
 import os
 import platform
 import stat
@@ -181,7 +182,7 @@ class Seam:
                 response.read(1)
         except urllib.error.HTTPError as exc:
             return None if exc.code == 404 else f"HTTP {exc.code} {exc.reason}"
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # InvalidURL: a space in it
             return str(getattr(exc, "reason", None) or exc)
         return None
 

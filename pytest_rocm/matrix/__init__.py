@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from pytest_rocm.env import wheels
 from pytest_rocm.env.model import BACKENDS as BACKENDS  # the one list (stdlib-only module)
 from pytest_rocm.env.model import Backend
+from pytest_rocm.matrix import grammar
+from pytest_rocm.matrix.grammar import NAME_RE, PYTHON_RE
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # (3.10: a dependency)
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-PYTHON_RE = re.compile(r"^3\.[0-9]+$")
 ROCM_INDEX_RE = re.compile(r"/whl/rocm([0-9]+(?:\.[0-9]+)*)/?$")
 
 
@@ -128,7 +128,7 @@ def _validate_entry(entry: Any, where: str) -> Combo:
         raise ComboError(f"{where}: expected a table")
     name = entry.get("name")
     if isinstance(name, str) and name:
-        where = f"{where} ({name!r})"
+        where = f"{where} ({_shown(name)})"
     unknown = sorted(set(entry) - set(_FIELDS))
     if unknown:
         raise ComboError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(_FIELDS)})")
@@ -159,9 +159,38 @@ def _validate_entry(entry: Any, where: str) -> Combo:
     )
 
 
+#: each text field's shape (grammar.py): checked on the whole value before anything reads it
+_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+    "name": (NAME_RE, "be letters, digits, '.', '_' or '-'"),
+    "python": (PYTHON_RE, "look like '3.11'"),
+    "runner": (grammar.LABEL_RE, "be a runner label (letters, digits, '.', '_', ':', '+' or '-')"),
+}
+
+
+def _check_texts(values: dict[str, Any], where: str) -> None:
+    """Every string of the entry against the one grammar: no control character anywhere, a
+    bounded length, and for the fields with a shape, that shape on the whole value."""
+    for key, value in values.items():
+        for text in value if isinstance(value, list) else [value]:
+            if key in _SHAPES:
+                problem = grammar.shape_problem(text, *_SHAPES[key])
+            elif key == "index_url" and text:
+                problem = grammar.url_problem(text)
+            elif key == "rocm" and text:
+                problem = grammar.shape_problem(text, grammar.ROCM_RE, "be a version like '6.2.4'")
+            else:
+                problem = grammar.text_problem(text, 1000 if key == "source" else grammar.MAX_LENGTH)
+            if problem is not None:
+                raise ComboError(f"{where}: field {key!r} {problem}, got {_shown(text)}")
+
+
+def _shown(text: str) -> str:
+    """A value in an error line: repr (controls written out), a long one cut."""
+    return repr(text) if len(text) <= 80 else repr(text[:80]) + f"... ({len(text)} characters)"
+
+
 def _check_semantics(values: dict[str, Any], where: str) -> None:
-    if not NAME_RE.match(values["name"]):
-        raise ComboError(f"{where}: field 'name' must be letters, digits, '.', '_' or '-', got {values['name']!r}")
+    _check_texts(values, where)
     torch_req = _requirement(values["torch"], where, "torch")
     if torch_req.name != "torch":
         raise ComboError(f"{where}: field 'torch' must be a torch requirement, got {values['torch']!r}")
@@ -171,19 +200,11 @@ def _check_semantics(values: dict[str, Any], where: str) -> None:
     backend = values["backend"]
     if backend not in BACKENDS:
         raise ComboError(f"{where}: field 'backend' must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if not PYTHON_RE.match(values["python"]):
-        raise ComboError(f"{where}: field 'python' must look like '3.11', got {values['python']!r}")
     url = values["index_url"]
-    if url and not url.startswith(("https://", "http://", "file://")):
-        raise ComboError(f"{where}: field 'index_url' must be an http(s) or file URL, got {url!r}")
     rocm = values["rocm"]
     if backend == "rocm":
         if not rocm:
             raise ComboError(f"{where}: field 'rocm' is required when backend is 'rocm'")
-        try:
-            Version(rocm)
-        except InvalidVersion:
-            raise ComboError(f"{where}: field 'rocm' is not a version: {rocm!r}") from None
         match = ROCM_INDEX_RE.search(url)
         # The wheel index decides which ROCm the torch build links against: a mismatch here is
         # exactly the silent misconfiguration the matrix exists to avoid.

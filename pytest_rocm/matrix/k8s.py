@@ -24,13 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_rocm._resources import VERSION, load_json
-from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, Plan, Task, TaskError, quoted
+from pytest_rocm.env import arch
+from pytest_rocm.matrix import grammar
+from pytest_rocm.matrix.tasks import Plan, Task, TaskError, package_header, quoted
 from pytest_rocm.matrix.yamltext import dump_all
 
 #: the node labeller's label of the PCI device id (lower-case hex, as data/gpu_device_ids.json)
 DEVICE_ID_LABEL = "amd.com/gpu.device-id"
 RESOURCE = {"rocm": "amd.com/gpu", "cuda": "nvidia.com/gpu"}
 MOUNT = "/reports"
+#: where the pods look for pytest-rocm when no --package is given: a wheel on the reports volume
+VOLUME_WHEEL = f"$MOUNT/wheels/pytest_rocm-{VERSION}-py3-none-any.whl"
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,10 @@ class K8sOptions:
     pvc: str | None = None
     gpus: int = 1
     minutes: int = 90
-    package: str = DEFAULT_PACKAGE
+    #: what each pod pip-installs as pytest-rocm; None: the wheel on the volume (VOLUME_WHEEL)
+    package: str | None = None
+    #: the checkout that wheel is built from (the header says how)
+    source: str | None = None
     #: gfx -> (label key, value) of the site's own, instead of the device-id affinity
     node_labels: tuple[tuple[str, str, str], ...] = ()
     host_label: bool = False
@@ -57,10 +64,41 @@ def parse_node_labels(values: list[str]) -> tuple[tuple[str, str, str], ...]:
     for value in values:
         gfx, _, rest = value.partition("=")
         key, sep, label = rest.partition("=")
-        if not sep or not key or not re.fullmatch(r"([a-z0-9.-]+/)?[A-Za-z0-9._-]+", key) or not label:
-            raise TaskError(f"--node-label {value!r}: expected GFX=KEY=VALUE (gfx942=example.com/gpu=mi300x)")
-        parsed.append((gfx.strip().lower(), key, label))
+        if (
+            not sep
+            or grammar.shape_problem(key, grammar.LABEL_KEY_RE, "") is not None
+            or grammar.shape_problem(label, grammar.LABEL_VALUE_RE, "", 63) is not None
+            or not label
+        ):
+            raise TaskError(
+                f"--node-label {value!r}: expected GFX=KEY=VALUE, a Kubernetes label key and value "
+                "(gfx942=example.com/gpu=mi300x)"
+            )
+        gfx = gfx.lower()
+        if gfx not in ("cpu", "cuda") and not (arch.is_gfx(gfx) and gfx == arch.split_arch(gfx)[0]):
+            raise TaskError(f"--node-label {value!r}: {gfx!r} is not a gfx name (gfx942), cpu or cuda")
+        parsed.append((gfx, key, label))
     return tuple(parsed)
+
+
+def image_for(image: str, python: str) -> str:
+    """``--image`` with the combination's Python put in for ``{python}`` (text, never
+    ``str.format``: a brace of the user's is no format field); TaskError when it is no image."""
+    filled = image.replace("{python}", python)
+    problem = grammar.shape_problem(filled, grammar.IMAGE_RE, "be a container image (python:3.12-slim)")
+    if problem is not None:
+        raise TaskError(f"--image {image!r} {problem}")
+    return filled
+
+
+def _check(options: K8sOptions) -> None:
+    """The options a caller that did not come through the command line might give unchecked."""
+    image_for(options.image, "3.12")
+    for option, value in (("--run-id", options.run_id), ("--namespace", options.namespace), ("--pvc", options.pvc)):
+        if value is not None and not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?", value):
+            raise TaskError(f"{option} {value!r}: expected a Kubernetes name (lower-case letters, digits, '-')")
+    if options.package is not None and grammar.package_problem(options.package) is not None:
+        raise TaskError(f"--package {options.package!r} {grammar.package_problem(options.package)}")
 
 
 def _dns(text: str) -> str:
@@ -110,13 +148,15 @@ def _script(plan: Plan, options: K8sOptions) -> str:
         )
     host = '  HOST=(--rocm-host-label "$NODE_NAME")\n' if options.host_label else ""
     expected = " ".join(quoted([t.report_file]) for t in plan.tasks)
+    package = quoted([options.package]) if options.package is not None else f'"{VOLUME_WHEEL}"'
     return (
         "#!/bin/bash\n"
         f"# rocm-compat matrix --emit k8s (pytest-rocm {VERSION}): task TASK_ID or merge\n"
         "set -euo pipefail\n"
         f"MOUNT=${{ROCM_COMPAT_MOUNT:-{MOUNT}}}\n"
         'OUT="$MOUNT/$ROCM_COMPAT_RUN"\n'
-        f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{quoted([options.package])}}}\n"
+        f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{package}}}\n"
+        f"EXPECTED=({expected})\n"
         'read -r -a RUN_ARGS <<< "${ROCM_COMPAT_RUN_ARGS:-}"\n'
         "HOST=()\n"
         'mkdir -p "$OUT"\n'
@@ -128,12 +168,12 @@ def _script(plan: Plan, options: K8sOptions) -> str:
         'pip() { if [ -z "${ROCM_COMPAT_PREINSTALLED:-}" ]; then command python -m pip "$@"; fi; }\n'
         "touch_done() { trap 'touch \"$OUT/$REPORT.done\"' EXIT; }  # the merge waits for every mark\n"
         'if [ "$1" = merge ]; then\n'
-        f"  for f in {expected}; do\n"
+        '  for f in "${EXPECTED[@]}"; do\n'
         '    until [ -f "$OUT/$f.done" ]; do sleep 30; done\n'
         "  done\n"
         '  pip install -q "$PACKAGE"\n'
         "  status=0 reports=()\n"
-        f"  for f in {expected}; do\n"
+        '  for f in "${EXPECTED[@]}"; do\n'
         '    if [ -f "$OUT/$f" ]; then reports+=("$OUT/$f")\n'
         '    elif [ -f "$OUT/$f.partial.jsonl" ]; then reports+=("$OUT/$f.partial.jsonl")\n'
         '    else echo "rocm-compat merge: $f: no report" >&2; status=1; fi\n'
@@ -165,7 +205,7 @@ def _pod(
 ) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "rocm-compat",
-        "image": options.image.format(python=python),
+        "image": image_for(options.image, python),
         "command": command,
         "env": [{"name": k, "value": v} for k, v in env.items()]
         + [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
@@ -248,7 +288,21 @@ def _jobs(plan: Plan, options: K8sOptions) -> list[dict[str, Any]]:
     return jobs
 
 
+def _package_lines(options: K8sOptions) -> list[str]:
+    """The header's word on the pytest-rocm the pods install (a pod cannot see the checkout: the
+    wheel built from it goes on the reports volume)."""
+    if options.package is not None:
+        return package_header(options.package, None)
+    source = options.source or "a pytest-rocm checkout"
+    return [
+        f"pytest-rocm: every pod installs {VOLUME_WHEEL.replace('$MOUNT', MOUNT)} from the reports volume:",
+        f"build it from {source} (python -m pip wheel --no-deps -w DIR {source}) and copy it there;",
+        "ROCM_COMPAT_PACKAGE (or --package) names another one.",
+    ]
+
+
 def emit_k8s(plan: Plan, options: K8sOptions) -> str:
+    _check(options)
     config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -269,6 +323,7 @@ def emit_k8s(plan: Plan, options: K8sOptions) -> str:
     header = [
         f"The ROCm/PyTorch matrix as Kubernetes Jobs: rocm-compat matrix --emit k8s (pytest-rocm {VERSION}), run {options.run_id}.",
         "kubectl apply -f THIS_FILE; the merge Job writes compat.html and the atlas to the reports volume.",
+        *_package_lines(options),
         "Tasks (index: combination x target -> report):",
         *(f"  {t.index}: {t.combo.name} x {t.target} -> {t.report_file}" for t in plan.tasks),
         *(f"  left out: {why}" for why in plan.left_out),

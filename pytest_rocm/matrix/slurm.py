@@ -23,7 +23,9 @@ import shlex
 from dataclasses import dataclass
 
 from pytest_rocm._resources import VERSION
-from pytest_rocm.matrix.tasks import DEFAULT_PACKAGE, Plan, Task, hhmmss, venv_stamp
+from pytest_rocm.matrix import grammar
+from pytest_rocm.matrix.tasks import Plan, Task, TaskError, combination_stamp, hhmmss, package_header
+from pytest_rocm.report.escape import terminal_line
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,10 @@ class SlurmOptions:
     gpu_flag: str = "gres"
     minutes: int = 90
     cpus: int = 8
-    package: str = DEFAULT_PACKAGE
+    #: what each task pip-installs as pytest-rocm; None: a wheel built at submission from ``source``
+    package: str | None = None
+    #: the checkout this script is emitted from (``matrix.tasks.checkout_root``)
+    source: str | None = None
     #: pass the node's name as ``--rocm-host-label`` (off: the report names no host)
     host_label: bool = False
     #: the partition of the merge job (None: the site's default)
@@ -44,6 +49,23 @@ class SlurmOptions:
 
 def _q(text: str) -> str:
     return shlex.quote(text)
+
+
+def _comment(text: str) -> str:
+    """A comment line: whatever the text holds, it stays one line (a newline would start a command)."""
+    return "# " + terminal_line(text)
+
+
+def _check(options: SlurmOptions) -> None:
+    """What goes on ``#SBATCH`` lines (sbatch reads them itself: no shell quoting there) must be a
+    plain word; the rest is quoted where it is written, but checked the same way here, for a
+    caller that did not come through the command line."""
+    for option, value in (("--account", options.account), ("--merge-partition", options.merge_partition)):
+        if value is not None and grammar.shape_problem(value, grammar.SLURM_WORD_RE, "") is not None:
+            raise TaskError(f"{option} {value!r}: expected letters, digits, '.', '_' or '-'")
+    problem = grammar.text_problem(options.reports, 4096)
+    if problem is not None:
+        raise TaskError(f"--reports-dir {options.reports!r} {problem}")
 
 
 def _gpu_request(task: Task, options: SlurmOptions) -> list[str]:
@@ -82,14 +104,32 @@ def _case(task: Task, options: SlurmOptions) -> str:
         "INDEX": c.index_url,
         "OVERRIDE": task.override or "",
         "REQUIRE": "--require-gpu" if task.gpus else "",
-        "STAMP": venv_stamp(c, options.package),
+        "STAMP": combination_stamp(c),
     }
     body = "; ".join(f"{key}={_q(value)}" for key, value in fields.items())
     packages = " ".join(_q(p) for p in c.packages)
     return f"    {task.index}) {body}; PACKAGES=({packages}) ;;"
 
 
+#: a task or the merge started by hand, without the submit step's wheel or ROCM_COMPAT_PACKAGE
+_NEEDS_PACKAGE = '  : "${PACKAGE:?no pytest-rocm to install: submit with bash THIS_FILE, or set ROCM_COMPAT_PACKAGE}"'
+#: the submit step's build of the wheel every task installs (when no --package was given)
+_BUILD_WHEEL = [
+    "build_wheel() {  # the pytest-rocm of the checkout this script was emitted from, as a wheel for every task",
+    '  local dir="$ROCM_COMPAT_REPORTS/$ROCM_COMPAT_RUN/wheel" built',
+    '  mkdir -p "$dir"',
+    '  "${PYTHON:-python3}" -m pip wheel -q --no-deps --wheel-dir "$dir" "$SOURCE"',
+    '  built=("$dir"/pytest_rocm-*.whl)',
+    '  if [ ! -f "${built[0]}" ]; then echo "rocm-compat: no pytest-rocm wheel built from $SOURCE" >&2; exit 1; fi',
+    "  PACKAGE=${built[0]}; export ROCM_COMPAT_PACKAGE=$PACKAGE",
+    '  echo "rocm-compat: every task installs $PACKAGE (built from $SOURCE)"',
+    "}",
+    "",
+]
+
+
 def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
+    _check(options)
     last = plan.tasks[-1].index
     lines = [
         "#!/bin/bash",
@@ -98,14 +138,17 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "# waits for them all with --dependency=afterany). Variables: ROCM_COMPAT_REPORTS (the shared folder),",
         "# ROCM_COMPAT_VENVS, ROCM_COMPAT_PACKAGE, ROCM_COMPAT_RUN_ARGS (more rocm-compat run / pytest",
         "# arguments), ROCM_COMPAT_BASELINE (a folder of accepted reports: the gate diffs against them).",
+        *(_comment(line) for line in package_header(options.package, options.source)),
         "# Array tasks (index: combination x target -> report):",
     ]
     for task in plan.tasks:
         where = f" (partition {task.partition})" if task.partition else ""
         override = f", HSA_OVERRIDE_GFX_VERSION={task.override}" if task.override else ""
-        lines.append(f"#   {task.index}: {task.combo.name} x {task.target} -> {task.report_file}{where}{override}")
+        lines.append(
+            _comment(f"  {task.index}: {task.combo.name} x {task.target} -> {task.report_file}{where}{override}")
+        )
     for why in plan.left_out:
-        lines.append(f"#   left out: {why}")
+        lines.append(_comment(f"  left out: {why}"))
     lines += [
         "#SBATCH --job-name=rocm-compat",
         *([f"#SBATCH --account={options.account}"] if options.account else []),
@@ -117,9 +160,17 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "# partition and GPUs differ per job array: given on each sbatch line below, which wins over #SBATCH",
         "set -euo pipefail",
         "",
-        f"REPORTS=${{ROCM_COMPAT_REPORTS:-{_q(options.reports)}}}",
+        # a folder named like an option (-x) is ./-x: no command reads it as one
+        f"REPORTS=${{ROCM_COMPAT_REPORTS:-{_q(('./' if options.reports.startswith('-') else '') + options.reports)}}}",
         'VENVS=${ROCM_COMPAT_VENVS:-"$HOME/.cache/rocm-compat/venvs"}',
-        f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{_q(options.package)}}}",
+        *(
+            [f"PACKAGE=${{ROCM_COMPAT_PACKAGE:-{_q(options.package)}}}"]
+            if options.package is not None
+            else [
+                f"SOURCE={_q(options.source or '')}  # the checkout the wheel is built from",
+                "PACKAGE=${ROCM_COMPAT_PACKAGE:-}",
+            ]
+        ),
         'read -r -a RUN_ARGS <<< "${ROCM_COMPAT_RUN_ARGS:-}"',
         "",
         "task() {  # the combination of array index $1",
@@ -142,6 +193,10 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         '  ) 9>"$dir.lock"',
         "}",
         "",
+        "package_id() {  # pytest-rocm in a venv's stamp: a file's content (a wheel rebuilt at submission), else its text",
+        '  if [ -f "$PACKAGE" ]; then sha256sum "$PACKAGE" | cut -d " " -f 1; else printf %s "$PACKAGE"; fi',
+        "}",
+        "",
         "install_combination() {",
         '  local pip=("$VENVS/$NAME/bin/python" -m pip install -q)',
         '  if [ -n "$INDEX" ]; then "${pip[@]}" "$TORCH" --index-url "$INDEX"; else "${pip[@]}" "$TORCH"; fi',
@@ -152,9 +207,10 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "",
         "run_task() {",
         '  task "$1"',
+        _NEEDS_PACKAGE,
         '  local out="$REPORTS/${ROCM_COMPAT_RUN:?submit with: bash THIS_FILE}"',
         '  mkdir -p "$out"',
-        '  venv "$VENVS/$NAME" "$STAMP" install_combination',
+        '  venv "$VENVS/$NAME" "$STAMP | $(package_id)" install_combination',
         "  # shellcheck disable=SC1090,SC1091  # the venv this task just built: no file to follow here",
         '  source "$VENVS/$NAME/bin/activate"',
         '  if [ -n "$OVERRIDE" ]; then export HSA_OVERRIDE_GFX_VERSION="$OVERRIDE"; fi',
@@ -171,11 +227,13 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         "}",
         "",
         "merge() {",
+        _NEEDS_PACKAGE,
         '  local out="$REPORTS/${ROCM_COMPAT_RUN:?submit with: bash THIS_FILE}" status=0 reports=() f',
-        '  PYTHON=python3 venv "$VENVS/_merge" "$PACKAGE" "$VENVS/_merge/bin/python" -m pip install -q "$PACKAGE"',
+        '  PYTHON=python3 venv "$VENVS/_merge" "$(package_id)" "$VENVS/_merge/bin/python" -m pip install -q "$PACKAGE"',
         "  # shellcheck disable=SC1091  # the merge venv just built: no file to follow here",
         '  source "$VENVS/_merge/bin/activate"',
-        f"  for f in {' '.join(_q(t.report_file) for t in plan.tasks)}; do",
+        f"  local expected=({' '.join(_q(t.report_file) for t in plan.tasks)})",
+        '  for f in "${expected[@]}"; do',
         '    if [ -f "$out/$f" ]; then reports+=("$out/$f")',
         '    elif [ -f "$out/$f.partial.jsonl" ]; then reports+=("$out/$f.partial.jsonl"); echo "rocm-compat merge: $f: killed run, its sidecar is merged"',
         '    else echo "rocm-compat merge: $f: no report (see its task\'s rocm-compat-*.out)" >&2; status=1; fi',
@@ -196,16 +254,18 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
         '  exit "$status"',
         "}",
         "",
+        *(_BUILD_WHEEL if options.package is None else []),
         "submit() {",
         "  export ROCM_COMPAT_RUN=${ROCM_COMPAT_RUN:-$(date -u +%Y%m%dT%H%M%SZ)}",
         "  # absolute: the tasks start in the submit folder, but a site may set another with --chdir",
-        '  ROCM_COMPAT_REPORTS=$(realpath -m "$REPORTS"); export ROCM_COMPAT_REPORTS',
+        '  ROCM_COMPAT_REPORTS=$(realpath -m -- "$REPORTS"); export ROCM_COMPAT_REPORTS',
+        *(['  if [ -z "$PACKAGE" ]; then build_wheel; fi'] if options.package is None else []),
         "  local jobs=() id",
     ]
     for flags, indices in _groups(plan, options):
-        args = " ".join([f"--array={array_spec(indices)}", *flags])
+        args = " ".join(_q(arg) for arg in [f"--array={array_spec(indices)}", *flags])
         lines.append(f'  id=$(sbatch --parsable {args} "$0"); jobs+=("${{id%%;*}}")')
-    merge_flags = [f"--partition={options.merge_partition}"] if options.merge_partition else []
+    merge_flags = [_q(f"--partition={options.merge_partition}")] if options.merge_partition else []
     lines += [
         '  local after; after=$(IFS=:; echo "${jobs[*]}")',
         "  # the merge needs no GPU and little time; afterany: it runs when every task ended, however",

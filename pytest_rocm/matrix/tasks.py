@@ -14,12 +14,13 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from pytest_rocm._resources import VERSION
+from pytest_rocm._resources import PACKAGE_DIR, VERSION
 from pytest_rocm.env import arch
-from pytest_rocm.matrix import Combo
+from pytest_rocm.matrix import Combo, grammar
 from pytest_rocm.report.records import slug
 
 #: the time a task gets besides its suites: a fresh venv and torch's wheel (GBs) from the index
@@ -28,8 +29,6 @@ INSTALL_MINUTES = 30
 #: suite of the full profile about 8 minutes together, the CPU baseline of the ci profile takes
 #: about a minute on 2 cores; several times that, for slower GPUs and cold caches (docs/scale.md)
 SUITE_MINUTES = {"ci": 30, "full": 90}
-#: the pytest-rocm a task installs beside the combination (``--package`` changes it)
-DEFAULT_PACKAGE = f"pytest-rocm=={VERSION}"
 
 
 class TaskError(ValueError):
@@ -84,12 +83,12 @@ def parse_partitions(values: Sequence[str]) -> dict[str, str]:
     partitions: dict[str, str] = {}
     for value in values:
         key, sep, name = value.partition("=")
-        key = key.strip().lower()
-        if not sep or not name.strip() or not re.fullmatch(r"[A-Za-z0-9._-]+", name.strip()):
+        key = key.lower()
+        if not sep or grammar.shape_problem(name, grammar.SLURM_WORD_RE, "") is not None:
             raise TaskError(f"--partition {value!r}: expected GFX=PARTITION (gfx942=mi300x, cpu=batch)")
-        if key not in ("cpu", "cuda") and not arch.is_gfx(key):
+        if key not in ("cpu", "cuda") and not (arch.is_gfx(key) and key == arch.split_arch(key)[0]):
             raise TaskError(f"--partition {value!r}: {key!r} is not a gfx name (gfx942), cpu or cuda")
-        partitions[key] = name.strip()
+        partitions[key] = name
     return partitions
 
 
@@ -102,7 +101,9 @@ def plan_tasks(combos: Sequence[Combo], partitions: Mapping[str, str]) -> Plan:
         if combo.backend != "rocm":
             plan.tasks.append(Task(len(plan.tasks), combo, combo.backend, partitions.get(combo.backend)))
             continue
-        targets = gpu_targets or [label for label in combo.runner if arch.is_gfx(label)]
+        # a runner label may carry features (gfx90a:xnack-): the task's target is the gfx itself
+        labels = [arch.split_arch(label)[0] for label in combo.runner if arch.is_gfx(label)]
+        targets = gpu_targets or list(dict.fromkeys(labels))
         if not targets:
             plan.left_out.append(f"{combo.name}: no gfx to run on (no --partition GFX=NAME, no gfx in its runner)")
         for gfx in targets:
@@ -128,11 +129,58 @@ def hhmmss(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
-def venv_stamp(combo: Combo, package: str = DEFAULT_PACKAGE) -> str:
-    """What a combination's venv was built with: a venv whose stamp file says this is reused (as
-    nox's reuse_venv), any other is rebuilt."""
+def combination_stamp(combo: Combo) -> str:
+    """The combination's part of its venv's stamp (:func:`venv_stamp`)."""
     index = f" --index-url {combo.index_url}" if combo.index_url else ""
-    return f"python{combo.python} | {combo.torch}{index} | {' '.join(combo.packages)} | {package}"
+    return f"python{combo.python} | {combo.torch}{index} | {' '.join(combo.packages)}"
+
+
+def venv_stamp(combo: Combo, package: str) -> str:
+    """What a combination's venv was built with: a venv whose stamp file says this is reused (as
+    nox's reuse_venv), any other is rebuilt. ``package``: the pytest-rocm, as the scripts' own
+    ``package_id`` says it (a file's sha256, else the text)."""
+    return f"{combination_stamp(combo)} | {package}"
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this pytest-rocm runs from (a ``pyproject.toml`` of pytest-rocm above
+    the package), None when it runs from an installed wheel: what a job builds its wheel from."""
+    root = PACKAGE_DIR.parent
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root if re.search(r'^name = "pytest-rocm"$', text, re.M) else None
+
+
+def package_source(package: str | None) -> str | None:
+    """The checkout a job builds its pytest-rocm wheel from, when no ``--package`` was given;
+    TaskError (one line) when this pytest-rocm runs from no checkout."""
+    if package is not None:
+        problem = grammar.package_problem(package)
+        if problem is not None:
+            raise TaskError(f"--package {package!r} {problem}")
+        return None
+    root = checkout_root()
+    if root is None:
+        raise TaskError(
+            f"this pytest-rocm ({VERSION}) runs from an installed copy ({PACKAGE_DIR}), not a checkout to build a "
+            "wheel from: give --package (a wheel file on the shared file system, or a requirement your index serves)"
+        )
+    problem = grammar.text_problem(str(root), 4096)
+    if problem is not None:
+        raise TaskError(f"the checkout's path {str(root)!r} {problem}: give --package")
+    return str(root)
+
+
+def package_header(package: str | None, source: str | None) -> list[str]:
+    """The SLURM script's header lines that say which pytest-rocm its tasks install."""
+    if package is not None:
+        return [f"pytest-rocm: every task installs {package} (--package; ROCM_COMPAT_PACKAGE overrides it)."]
+    return [
+        "pytest-rocm: every task installs a wheel built at submission from the checkout this was emitted from,",
+        f"{source} (pip wheel --no-deps); ROCM_COMPAT_PACKAGE (a wheel, a folder, a requirement) overrides it.",
+    ]
 
 
 def quoted(words: Sequence[str]) -> str:

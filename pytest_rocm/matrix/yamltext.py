@@ -9,6 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_rocm.matrix.grammar import hidden_character
+from pytest_rocm.report.escape import terminal_line
+
 _PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 #: words YAML 1.1 readers take for booleans or null: quoted even as keys
 _SPECIAL = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
@@ -31,10 +34,15 @@ def _scalar(value: Any) -> str:
 
 def _literal_ok(text: str) -> bool:
     """A script reads best as a literal block; used only where YAML keeps it byte for byte (one
-    final newline, no trailing blanks or tabs, a first line that does not start indented)."""
+    final newline, no trailing blanks or tabs, a first line that does not start indented) and
+    where every character is one YAML shows as itself: a CR, NEL or U+2028 would be a line break
+    to a YAML reader (the next line, unindented, a key of the document), a control character is
+    not allowed in a block at all. Anything else is a double-quoted scalar, escaped as JSON."""
     if not text.endswith("\n") or text.endswith("\n\n") or text.startswith(" "):
         return False
-    return all(line == line.rstrip() and "\t" not in line for line in text[:-1].split("\n"))
+    if any(hidden_character(line) for line in text[:-1].split("\n")):
+        return False
+    return all(line == line.rstrip() for line in text[:-1].split("\n"))
 
 
 def _lines(value: Any, indent: int) -> list[str]:
@@ -70,6 +78,6 @@ def _empty(value: Any) -> str:
 
 def dump_all(documents: Sequence[Mapping[str, Any]], header: Sequence[str] = ()) -> str:
     """Several documents, ``---`` between them, ``# header`` lines first."""
-    parts = ["\n".join(f"# {line}" if line else "#" for line in header)] if header else []
+    parts = ["\n".join(f"# {terminal_line(line)}" if line else "#" for line in header)] if header else []
     parts += ["---\n" + "\n".join(_lines(doc, 0)) for doc in documents]
     return "\n".join(parts) + "\n"

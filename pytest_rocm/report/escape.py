@@ -12,8 +12,8 @@ code nobody trusts yet printed, so every value is hostile until escaped:
   with a quote instead (OWASP's advice): :func:`csv_cell`;
 - the terminal: control characters (an escape sequence clears the screen, sets the title or
   worse) and bidirectional overrides are shown as ``\\x1b``-style text: :func:`terminal`; where
-  one line is promised (a doctor check, a quoted log line) line breaks are written out too:
-  :func:`terminal_line`. Every text the project did not write itself (a log, a recorded
+  one line is promised (a doctor check, a quoted log line, a generated script's comment) line
+  breaks are written out too: :func:`terminal_line`. Every text the project did not write itself (a log, a recorded
   environment, a path) reaches a terminal through one of these two.
 """
 
@@ -28,6 +28,7 @@ from pytest_rocm._values import FLOAT_RE
 #: isolates that reorder what a reader sees (the "trojan source" characters)
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
+_BREAKS = re.compile("[\r\n\u2028\u2029]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -43,8 +44,9 @@ def terminal(text: str) -> str:
 
 def terminal_line(text: str) -> str:
     """``text`` as one terminal line: :func:`terminal`, and the line breaks it keeps written out
-    too (``\\n``, ``\\u2028``), so a value cannot start a line that looks like the tool's own."""
-    return terminal(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    too (``\\x0a``, ``\\u2028``), so a value cannot start a line that looks like the tool's own,
+    nor end a generated script's comment and start a command."""
+    return _BREAKS.sub(_shown, terminal(text))
 
 
 def web_url(url: object) -> str | None:

@@ -32,6 +32,13 @@ class Options:
     #: the index to take torch from instead of this machine's (never a fallback from it)
     index_url: str | None = None
     python: str = "python"
+    #: the environment is a recording of another machine (``--env``): a plan for it, run nowhere
+    recorded: bool = False
+
+    @property
+    def plan_only(self) -> bool:
+        """Nothing runs (no pip) and nothing is contacted (no index probed): print the plan."""
+        return self.dry_run or self.recorded
 
 
 Say = Callable[[str], None]
@@ -72,13 +79,24 @@ def setup(env: Environment, extras: Extras, options: Options, seam: Any, say: Sa
         if not _run(command, options, seam, say):
             return 1
     wanted = [*plan.extra_requirements(requires, plan.TARGETS[options.target]), *plan.companions(build)]
-    torch_version = seam.distribution_version("torch") if not (options.dry_run and torch_steps) else None
-    command = plan.extras_install(options.python, wanted, torch_version or INSTALLED_ABOVE)
+    command = plan.extras_install(options.python, wanted, _kept_torch(env, options, seam, bool(torch_steps)))
     if not _run(command, options, seam, say):
         return 1
-    if not options.dry_run:
+    if options.recorded:
+        say(f"{PROG}: a plan for the recorded machine (--env): nothing was run or contacted here")
+    elif not options.dry_run:
         say(f"{PROG}: done ({options.target}); torch {seam.distribution_version('torch')}")
     return 0
+
+
+def _kept_torch(env: Environment, options: Options, seam: Any, installs_torch: bool) -> str:
+    """The torch version the extras are pinned to: the one installed above (known only after it
+    ran), the recorded machine's own (``--env``), else this environment's."""
+    if installs_torch and options.plan_only:
+        return INSTALLED_ABOVE
+    if options.recorded:  # Environment.load checked it is a PEP 440 version
+        return env.torch or INSTALLED_ABOVE
+    return seam.distribution_version("torch") or INSTALLED_ABOVE
 
 
 def choose_torch(
@@ -90,6 +108,12 @@ def choose_torch(
         return _reachable_or_none(options.index_url, source.build, options, seam, say)
     if source.note:
         say(f"{PROG}: torch from {source.url} ({source.note})")
+    if options.plan_only:
+        say(
+            f"{PROG}: {source.url} not contacted (a plan touches no index); were it unreachable, setup would look "
+            f"for a {source.build} torch on the configured package index"
+        )
+        return plan.torch_install(options.python, source.url), source.build
     error = seam.url_error(_probe_url(source.url))
     if error is None:
         return plan.torch_install(options.python, source.url), source.build
@@ -113,7 +137,7 @@ def _reachable_or_none(
 ) -> tuple[list[str], Build] | None:
     """The user's own index: taken as given when it answers (its last path part names the build:
     ``cpu``, ``cu130``, ``rocm6.4``), never swapped for another when it does not."""
-    error = seam.url_error(_probe_url(url))
+    error = None if options.plan_only else seam.url_error(_probe_url(url))
     if error is not None:
         say(
             f"{PROG}: the index given by --index-url, {url}, is unreachable ({error}): make it reachable, or leave --index-url out"
@@ -140,7 +164,7 @@ def index_versions(text: str) -> list[str]:
 def _run(command: Sequence[str], options: Options, seam: Any, say: Say) -> bool:
     """Show a pip call, then run it (pip's own output passes through); False when it failed."""
     say(f"$ {shlex.join(command)}")
-    if options.dry_run:
+    if options.plan_only:
         return True
     code: int = seam.run(command)
     if code != 0:

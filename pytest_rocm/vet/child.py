@@ -33,16 +33,24 @@ from typing import IO
 #: the name of the sandbox a contained command runs in (the live record says it)
 SANDBOX = "bubblewrap"
 
-#: the supervisor: argv = timeout, command...; exit status: the command's (a signal re-raised
-#: on itself), or 124 after a timeout
+#: the memory a contained command may allocate (RLIMIT_DATA: its heap and private writable
+#: mappings; ``vet --memory-limit`` changes it). Not RLIMIT_AS: that would count the shared
+#: libraries a GPU build of torch maps (GBs) and the address space a GPU runtime reserves, and
+#: fail a healthy import; what a runaway import grows is its data.
+DEFAULT_MEMORY_GIB = 8.0
+
+#: the supervisor: argv = timeout, memory limit in bytes, command...; exit status: the command's
+#: (a signal re-raised on itself), or 124 after a timeout
 _SUPERVISOR = r"""
-import ctypes, os, signal, subprocess, sys
-timeout, command = float(sys.argv[1]), sys.argv[2:]
+import ctypes, os, resource, signal, subprocess, sys
+timeout, memory, command = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 try:
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 except (OSError, AttributeError):
     pass
-proc = subprocess.Popen(command)
+def limited():  # in the command's process only: the supervisor itself keeps the inherited limit
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+proc = subprocess.Popen(command, preexec_fn=limited)
 try:
     code = proc.wait(timeout)
 except subprocess.TimeoutExpired:
@@ -199,6 +207,16 @@ def _end_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def memory_bytes(gib: float) -> int:
+    return int(gib * 1024**3)
+
+
+def _limit_data(memory: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+
+
 def run_contained(
     command: list[str],
     *,
@@ -208,20 +226,31 @@ def run_contained(
     offline: bool = True,
     sandbox: bool = True,
     readable: Iterable[str] = (),
+    memory: int = memory_bytes(DEFAULT_MEMORY_GIB),
 ) -> Finished:
     """Run ``command`` contained (module docstring); never raises for what the command does.
     With ``sandbox`` (the default) in bubblewrap, ``cwd`` its only writable folder and
     ``readable`` the folders it may read that the sandbox hides: the caller checks
-    :func:`sandbox_problem` first."""
+    :func:`sandbox_problem` first. ``memory``: the bytes the command may allocate (RLIMIT_DATA,
+    set in its own process: an allocation past it fails there, MemoryError in Python)."""
     linux = sys.platform.startswith("linux") and os.path.isdir("/proc")
-    argv = [sys.executable, "-c", _SUPERVISOR, str(timeout), *command] if linux else list(command)
+    argv = [sys.executable, "-c", _SUPERVISOR, str(timeout), str(memory), *command] if linux else list(command)
     if sandbox:
         argv = [*sandbox_argv(cwd, [*readable, *_python_folders()], offline), *argv]
     elif offline:
         argv = [*_offline_prefix(), *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        # without the supervisor (not Linux) the limit is set in the command's own process here
+        limit = None if linux or os.name != "posix" else functools.partial(_limit_data, memory)
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=limit,  # only a setrlimit, in the child
         )
         try:
             code: int | None = proc.wait(timeout + (15 if linux else 0))  # the supervisor keeps time

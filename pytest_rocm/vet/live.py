@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm._resources import PACKAGE_DIR, bundled_suites
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
-from pytest_rocm.vet.child import SANDBOX, run_contained
+from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB, SANDBOX, memory_bytes, run_contained
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -136,6 +136,17 @@ def _last_error_line(stderr: str) -> str:
     return lines[-1][:400] if lines else "no message"
 
 
+#: what an allocation past the memory limit looks like in a child's last error line
+_OUT_OF_MEMORY = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
+
+
+def _memory_hint(stderr: str, memory_gib: float) -> str:
+    """The limit and its flag, when the child ran out of the memory it was given."""
+    if any(word in stderr[-4000:] for word in _OUT_OF_MEMORY):
+        return f" (the live check's memory limit is {memory_gib:g} GiB: --memory-limit raises it)"
+    return ""
+
+
 #: variables the child keeps by name: the command path, the locale, thread counts, the loader
 _KEEP_NAMES = frozenset(
     {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX"}
@@ -215,9 +226,16 @@ def _own_root() -> str:
 
 
 def import_check(
-    dist: str, module: str, timeout: float, source: Path | None = None, offline: bool = True, sandbox: bool = True
+    dist: str,
+    module: str,
+    timeout: float,
+    source: Path | None = None,
+    offline: bool = True,
+    sandbox: bool = True,
+    memory_gib: float = DEFAULT_MEMORY_GIB,
 ) -> ResultRecord:
-    """Import ``module`` in a contained child process; the record of how that went."""
+    """Import ``module`` in a contained child process with ``memory_gib`` to allocate; the record
+    of how that went."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
         env = child_env(cwd, source)
@@ -229,9 +247,10 @@ def import_check(
             offline=offline,
             sandbox=sandbox,
             readable=readable_folders(env, source),
+            memory=memory_bytes(memory_gib),
         )
     elapsed = time.perf_counter() - started
-    info: dict[str, Any] = {"module": module}
+    info: dict[str, Any] = {"module": module, "memory_limit_gib": memory_gib}
     if source is not None:
         info["source"] = str(source)
     if proc.returncode is None:
@@ -243,10 +262,11 @@ def import_check(
         except ValueError:
             sig = str(-proc.returncode)
         info["stderr"] = proc.stderr[-2000:]
-        return record(dist, "import", "crashed", f"import {module} killed by {sig}", elapsed, info)
+        reason = f"import {module} killed by {sig}{_memory_hint(proc.stderr, memory_gib)}"
+        return record(dist, "import", "crashed", reason, elapsed, info)
     if proc.returncode != 0:
         info["stderr"] = proc.stderr[-2000:]
-        reason = f"import {module}: {_last_error_line(proc.stderr)}"
+        reason = f"import {module}: {_last_error_line(proc.stderr)}{_memory_hint(proc.stderr, memory_gib)}"
         return record(dist, "import", "failed", reason, elapsed, info)
     claims = child_claims(proc.stdout)
     if claims is None:  # exit status 0, and the probe after the import never reported
@@ -285,8 +305,9 @@ def suite_check(
     source: Path | None = None,
     offline: bool = True,
     sandbox: bool = True,
+    memory_gib: float = DEFAULT_MEMORY_GIB,
 ) -> list[ResultRecord]:
-    """Run one library suite in its own pytest process; its report records."""
+    """Run one library suite in its own pytest process (``memory_gib`` to allocate); its report records."""
     from pytest_rocm.report.files import sidecar_path
     from pytest_rocm.report.load import ReportError, load_report
     from pytest_rocm.suite_command import suite_command
@@ -303,7 +324,14 @@ def suite_check(
         env = child_env(tmp, source)
         readable = [*readable_folders(env, source), str(suites)]
         proc = run_contained(
-            command, timeout=timeout, cwd=tmp, env=env, offline=offline, sandbox=sandbox, readable=readable
+            command,
+            timeout=timeout,
+            cwd=tmp,
+            env=env,
+            offline=offline,
+            sandbox=sandbox,
+            readable=readable,
+            memory=memory_bytes(memory_gib),
         )
         if proc.returncode is None:
             return [
@@ -325,7 +353,8 @@ def suite_check(
                     dist,
                     "suite",
                     outcome,
-                    f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}",
+                    f"pytest exited {proc.returncode} without a report: {str(exc)[:200]}"
+                    + _memory_hint(proc.stdout + proc.stderr, memory_gib),
                     time.perf_counter() - started,
                     {"output": (proc.stdout + proc.stderr)[-2000:]},
                 )
@@ -347,12 +376,18 @@ def live_check(
     source_version: str | None = None,
     offline: bool = True,
     sandbox: bool = True,
+    memory_gib: float = DEFAULT_MEMORY_GIB,
 ) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records. With ``source`` (a folder
     target) the folder's code runs, whatever is installed under that name. ``sandbox``: in
     bubblewrap (``vet/child``); the result names it (``sandbox``, None without one) and the
-    variables the children did not get (``env_dropped``, names only)."""
-    contained = {"sandbox": SANDBOX if sandbox else None, "env_dropped": dropped_variables()}
+    variables the children did not get (``env_dropped``, names only); each child may allocate
+    ``memory_gib`` (``memory_limit_gib``)."""
+    contained = {
+        "sandbox": SANDBOX if sandbox else None,
+        "env_dropped": dropped_variables(),
+        "memory_limit_gib": memory_gib,
+    }
     version = source_version if source is not None else distribution_version(dist)
     if source is None and version is None:
         rec = record(
@@ -363,11 +398,11 @@ def live_check(
     if module is None:
         rec = record(dist, "import", "error", f"{dist} {version}: no importable top-level module found", 0.0)
         return {"check": "import", "module": None, "suite": None, "records": [rec], **contained}
-    records = [import_check(dist, module, timeout, source, offline, sandbox)]
+    records = [import_check(dist, module, timeout, source, offline, sandbox, memory_gib)]
     records[0]["info"]["dist_version"] = version
     suite = library_suite(dist, suites)
     if suite is not None and records[0]["outcome"] == "passed":
-        records += suite_check(dist, suite, suite_timeout, device, source, offline, sandbox)
+        records += suite_check(dist, suite, suite_timeout, device, source, offline, sandbox, memory_gib)
     return {
         "check": "suite" if suite is not None else "smoke",
         "module": module,

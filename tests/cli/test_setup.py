@@ -159,19 +159,33 @@ def test_a_fitting_rocm_torch_is_kept(tmp_path: Path, capsys: Any) -> None:
     assert seam.probed == []  # nothing to fetch torch from
 
 
-def test_a_recorded_fitting_environment_is_kept(capsys: Any) -> None:
+def test_a_recorded_fitting_environment_is_kept_in_a_plan_run_nowhere(capsys: Any) -> None:
+    # a recording describes another machine: its plan is printed, nothing is installed here with
+    # that machine's companions, and its own torch is the pin (not this environment's)
     seam = PipSeam(object())
     code, out = setup(seam, "test", "--env", str(ENVS / "rx7900xtx_rocm6.json"), capsys=capsys)
     assert code == 0, out
     assert "torch 2.6.0+rocm6.2.4 (rocm build) fits this machine: kept" in out
-    (command,) = seam.calls
-    assert command[4:] == [
-        "pytest-xdist>=3.5",
-        "hypothesis>=6.100",
-        "transformers>=4.30",
-        "zstandard>=0.22",
-        "torch==2.13.0+cpu",
+    assert seam.calls == [] and seam.captured == [] and seam.probed == []
+    (command,) = [line for line in out.splitlines() if line.startswith("$ ")]
+    assert command.split()[5:] == [
+        "'pytest-xdist>=3.5'",
+        "'hypothesis>=6.100'",
+        "'transformers>=4.30'",
+        "'zstandard>=0.22'",
+        "torch==2.6.0+rocm6.2.4",
     ]
+    assert out.rstrip().endswith("a plan for the recorded machine (--env): nothing was run or contacted here")
+
+
+def test_a_recorded_misfit_with_replace_torch_is_a_plan_too(capsys: Any) -> None:
+    seam = PipSeam(object(), reachable=False)
+    code, out = setup(seam, "--env", str(ENVS / "cuda_wheel_on_amd.json"), "--replace-torch", capsys=capsys)
+    assert code == 0, out
+    assert seam.calls == [] and seam.captured == [] and seam.probed == []
+    commands = [line for line in out.splitlines() if line.startswith("$ ")]
+    assert "uninstall -y torch torchvision torchaudio" in commands[0] and "--index-url" in commands[1]
+    assert commands[2].endswith("torch==VERSION-INSTALLED-ABOVE")
 
 
 @pytest.mark.parametrize(
@@ -228,9 +242,11 @@ def test_an_unreachable_index_without_a_fitting_build_stops_saying_what_to_do(tm
 
 
 def test_dry_run_prints_the_commands_and_runs_none(tmp_path: Path, capsys: Any) -> None:
-    seam = PipSeam(cpu_box(tmp_path))
+    # unreachable: a dry run that probed would fall back to `pip index versions`; it touches nothing
+    seam = PipSeam(cpu_box(tmp_path), reachable=False)
     code, out = setup(seam, "all", "--dry-run", capsys=capsys)
-    assert code == 0 and seam.calls == []
+    assert code == 0 and seam.calls == [] and seam.captured == [] and seam.probed == []
+    assert f"{cpu_index()} not contacted (a plan touches no index)" in out
     lines = [line for line in out.splitlines() if line.startswith("$ ")]
     assert lines[0] == f"$ {python()} -m pip install torch --index-url {cpu_index()}"
     assert lines[1].endswith("torch==VERSION-INSTALLED-ABOVE") and "'pytest-xdist>=3.5'" in lines[1]
@@ -244,6 +260,35 @@ def test_index_url_overrides_and_is_never_swapped_when_unreachable(tmp_path: Pat
     code, out = setup(seam, "--index-url", "https://mirror.example/whl/cpu", capsys=capsys)
     assert code == 1 and seam.calls == [] and seam.captured == []
     assert "https://mirror.example/whl/cpu, is unreachable" in out
+
+
+def test_dry_run_with_an_index_url_contacts_nothing(tmp_path: Path, capsys: Any) -> None:
+    seam = PipSeam(cpu_box(tmp_path), reachable=False)
+    code, out = setup(seam, "--dry-run", "--index-url", "https://mirror.example/whl/cpu", capsys=capsys)
+    assert code == 0 and seam.calls == [] and seam.captured == [] and seam.probed == []
+    assert f"$ {python()} -m pip install torch --index-url https://mirror.example/whl/cpu" in out
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://mirror.example/whl/ cpu",
+        "https://mirror.example/whl/cpu\n",
+        "https://mirror.example/whl/cpu\x1b[2J",
+        "https://mirror.example/whl/cpu\u202e",
+        "ftp://mirror.example/whl/cpu",
+        "mirror.example/whl/cpu",
+        "https:///whl/cpu",
+        "--extra-index-url=https://evil.example",
+    ],
+)
+def test_a_bad_index_url_is_one_line_exit_2(tmp_path: Path, capsys: Any, url: str) -> None:
+    seam = PipSeam(cpu_box(tmp_path))
+    with pytest.raises(SystemExit) as info:
+        setup(seam, "--index-url", url, capsys=capsys)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "argument --index-url" in err and len(err.strip().splitlines()) == 1, err
+    assert seam.calls == [] and seam.probed == []
 
 
 def test_a_failing_pip_call_stops_with_its_status(tmp_path: Path, capsys: Any) -> None:

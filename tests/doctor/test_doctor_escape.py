@@ -80,5 +80,5 @@ def test_a_hostile_path_in_the_error_line(tmp_path: Path, capsys: pytest.Capture
 
 def test_a_check_is_one_line_whatever_it_quotes() -> None:
     check = Check("x", "warn", "seen: a\nb\u2028c\x1b[0m", fix="run\n[ok  ] y")
-    assert check.line == "[WARN] x: seen: a\\nb\\u2028c\\x1b[0m" and check.fix == "run\\n[ok  ] y"
+    assert check.line == "[WARN] x: seen: a\\x0ab\\u2028c\\x1b[0m" and check.fix == "run\\x0a[ok  ] y"
     assert Check("x", "ok", check.evidence).evidence == check.evidence  # escaping twice changes nothing

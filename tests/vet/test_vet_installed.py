@@ -95,7 +95,7 @@ def test_a_vetted_package_cannot_write_its_own_live_record(site: Path) -> None:
     assert rec["outcome"] == "passed"  # what the parent saw: the import returned, status 0
     info = rec["info"]
     assert not {"torch", "hip", "note", "outcome", "public_callables"} & set(info)  # nothing planted as a fact
-    assert set(info) == {"module", "child_claims", "child_claims_note", "dist_version"}
+    assert set(info) == {"module", "child_claims", "child_claims_note", "dist_version", "memory_limit_gib"}
     assert (info["module"], info["dist_version"]) == ("liarpkg", "1.0")  # the parent's own
     assert "its claim" in info["child_claims_note"]
     claims = info["child_claims"]
