@@ -14,10 +14,12 @@ Every value from a report is escaped; the search reads ``search.js`` (a ``<scrip
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
@@ -32,10 +34,11 @@ from pytest_rocm.atlas.model import (
     combination_key,
     latest_by,
     library_of,
+    shown_runs,
     state_of,
     version_key,
 )
-from pytest_rocm.report.files import write_text_atomic
+from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
 
 #: the outcomes that make an index cell red (xfailed: a failure the suite expects, amber)
 HARD_FAILURES = frozenset({"failed", "error", "crashed", "timeout"})
@@ -93,8 +96,40 @@ def _e(text: object) -> str:
 
 
 def page_name(text: str) -> str:
-    """A file name for a gfx or library: ``gfx942``, ``bitsandbytes`` (anything else replaced)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
+    """A file name for a gfx or library: ``gfx942``, ``bitsandbytes`` as they are; a name that had
+    to be changed (``lib/a``) gets a digest of itself (``lib-a-3f2c9e1d``), so it never takes the
+    page of the name it was changed into (``lib-a``)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
+    if safe == text:
+        return safe
+    return f"{safe}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+def page_names(texts: Iterable[str]) -> dict[str, str]:
+    """A page name per text, no two alike even where case is ignored (a macOS or Windows disk):
+    :func:`page_name`, and where two still meet (``Lib`` and ``lib``, or a name made to look like
+    another's digest) ``-2``, ``-3``... in sorted order (names kept as they are first), so a site
+    built twice names alike."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for text in sorted(set(texts), key=lambda t: (page_name(t) != t, t)):
+        name, n = page_name(text), 1
+        while (name if n == 1 else f"{name}-{n}").casefold() in taken:
+            n += 1
+        chosen = name if n == 1 else f"{name}-{n}"
+        taken.add(chosen.casefold())
+        out[text] = chosen
+    return out
+
+
+def gfx_pages(atlas: Atlas) -> dict[str, str]:
+    """gfx -> its page's file name (without ``.html``)."""
+    return page_names(atlas.gfx_list())
+
+
+def library_pages(atlas: Atlas) -> dict[str, str]:
+    """library or suite -> its page's file name (without ``.html``)."""
+    return page_names({library_of(s, f) for s, f in atlas.rows})
 
 
 def _page(title: str, body: str, depth: int) -> str:
@@ -179,7 +214,8 @@ def gfx_page(atlas: Atlas, gfx: str) -> str:
 def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> str:
     runs = atlas.runs
     gfx_list = atlas.gfx_list()
-    head = "".join(f'<th><a href="../gfx/{_e(page_name(g))}.html">{_e(g)}</a></th>' for g in gfx_list)
+    names = gfx_pages(atlas)
+    head = "".join(f'<th><a href="../gfx/{_e(names[g])}.html">{_e(g)}</a></th>' for g in gfx_list)
     lines = []
     for key in keys:
         results = atlas.rows[key]
@@ -199,44 +235,66 @@ def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> st
     return _page(f"{name}: every row, by gfx", intro + _filter_box() + table + _table_script(), 1)
 
 
+def _counts(atlas: Atlas, wanted: set[int]) -> dict[int, Counter[str]]:
+    """Per run of ``wanted``: its rows by state (pass, fail, skip) and its hard failures."""
+    counts: dict[int, Counter[str]] = {index: Counter() for index in wanted}
+    for results in atlas.rows.values():
+        for result in results:
+            if result.run in counts:
+                counts[result.run][state_of(result.outcome)] += 1
+                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
+    return counts
+
+
+def _tally(run: Run, c: Counter[str]) -> tuple[str, str]:
+    """(the class, ``5/8 passed``) of a run's rows: red for a real failure, amber for an expected one
+    (xfailed) only, as in the cells; skips not counted."""
+    judged = c[PASS] + c[FAIL]
+    cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
+    return cls, f"{c[PASS]}/{judged} passed"
+
+
+def _index_cell(runs: Sequence[Run], counts: dict[int, Counter[str]]) -> str:
+    """An index cell: the most complete run of the combination, named (label, date, what it ran),
+    and the latest run under it where that is another one (``latest: 5/8 passed, ...``)."""
+    shown, latest = shown_runs(runs)
+    cls, said = _tally(shown, counts[shown.index])
+    machines = len({r.where for r in runs})
+    text = (
+        f'<td class="{cls}" title="{_e(shown.label)}, {_e(shown.day)}, {_e(shown.scope)}">{said}'
+        f"<br><small>{_e(shown.label)}, {_e(shown.day)} ({_e(shown.scope)})"
+        f"<br>{len(runs)} run(s) on {machines} machine(s)</small>"
+    )
+    if latest is not None:
+        late_cls, late_said = _tally(latest, counts[latest.index])
+        text += (
+            f'<br><small class="{late_cls}" title="{_e(latest.label)}, {_e(latest.day)}, {_e(latest.scope)}">'
+            f"latest: {late_said}, {_e(latest.label)}, {_e(latest.day)} ({_e(latest.scope)})</small>"
+        )
+    return text + "</td>"
+
+
 def index_page(atlas: Atlas) -> str:
     runs = atlas.runs
     columns = sorted({(r.rocm, r.torch) for r in runs}, key=lambda c: (version_key(c[0]), version_key(c[1])))
     head = "".join(
         f"<th>{_e(('ROCm ' + rocm) if rocm else 'CPU')}<br>torch {_e(torch)}</th>" for rocm, torch in columns
     )
-    latest_run: dict[tuple[str, str, str], Run] = {}
-    machines: dict[tuple[str, str, str], set[str]] = {}
-    for run in runs:  # date order: the last one is the latest
-        key = (run.gfx, run.rocm, run.torch)
-        latest_run[key] = run
-        machines.setdefault(key, set()).add(run.where)
-    counts: dict[int, Counter[str]] = {run.index: Counter() for run in latest_run.values()}
-    for results in atlas.rows.values():
-        for result in results:
-            if result.run in counts:
-                counts[result.run][state_of(result.outcome)] += 1
-                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
+    by_cell: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        by_cell.setdefault((run.gfx, run.rocm, run.torch), []).append(run)
+    wanted = {r.index for cell in by_cell.values() for r in shown_runs(cell) if r is not None}
+    counts = _counts(atlas, wanted)
+    gfx_names = gfx_pages(atlas)
     lines = []
     for gfx in atlas.gfx_list():
-        cells = []
-        for rocm, torch in columns:
-            latest = latest_run.get((gfx, rocm, torch))
-            if latest is None:
-                cells.append("<td></td>")
-                continue
-            run = latest
-            c = counts[run.index]
-            judged = c[PASS] + c[FAIL]
-            # red for a real failure; an expected one (xfailed) only is amber, as in the cells
-            cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
-            cells.append(
-                f'<td class="{cls}" title="{_e(run.label)}, {_e(run.day)}">{c[PASS]}/{judged} passed'
-                f"<br><small>{len(machines[(gfx, rocm, torch)])} machine(s), {_e(run.day)}</small></td>"
-            )
-        lines.append(f'<tr><th><a href="gfx/{_e(page_name(gfx))}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
-    libraries = sorted({library_of(s, f) for s, f in atlas.rows})
-    links = " ".join(f'<a href="library/{_e(page_name(n))}.html">{_e(n)}</a>' for n in libraries)
+        cells = [
+            _index_cell(by_cell[(gfx, rocm, torch)], counts) if (gfx, rocm, torch) in by_cell else "<td></td>"
+            for rocm, torch in columns
+        ]
+        lines.append(f'<tr><th><a href="gfx/{_e(gfx_names[gfx])}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
+    library_names = library_pages(atlas)
+    links = " ".join(f'<a href="library/{_e(library_names[n])}.html">{_e(n)}</a>' for n in sorted(library_names))
     notes = "".join(f"<p class=note>{_e(n)}</p>" for n in _notes(atlas))
     body = (
         f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
@@ -244,7 +302,9 @@ def index_page(atlas: Atlas) -> str:
         '<h2>Search every row</h2><p><input type=search id=q placeholder="words of a row, a library, an outcome; gfx942=failed: on that gfx">'
         " <span id=hits></span></p><ul id=results></ul>"
         "<script src=search.js></script><script>atlasSearch(document.getElementById('q'), document.getElementById('results'))</script>"
-        "<h2>gfx x ROCm x torch</h2><p>The latest run of each: rows passed of those judged (skips not counted).</p>"
+        "<h2>gfx x ROCm x torch</h2><p>Each cell: rows passed of those judged (skips not counted) in the most "
+        "complete run of that combination (finished, the whole suite, the most rows; then the latest), named "
+        "under it; the latest run under that when it is another one.</p>"
         f"<table><thead><tr><th>gfx</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
         f"<h2>Libraries and suites</h2><p>{links}</p>"
     )
@@ -252,11 +312,20 @@ def index_page(atlas: Atlas) -> str:
 
 
 def _notes(atlas: Atlas) -> list[str]:
+    """The index's notes: reports of different pytest-rocm versions (only where the versions they
+    record differ: a report that records none is said apart, not counted as another version), and
+    files not read."""
     notes = []
-    tools = sorted({r.tool or "not recorded" for r in atlas.runs})
+    tools = sorted({r.tool for r in atlas.runs if r.tool}, key=version_key)
     if len(tools) > 1:
         notes.append(
             f"reports written by different pytest-rocm versions ({', '.join(tools)}): rows may be named or judged differently"
+        )
+    unrecorded = sum(1 for r in atlas.runs if not r.tool)
+    if unrecorded and tools:
+        notes.append(
+            f"{unrecorded} report(s) do not record the pytest-rocm version that wrote them (see runs): "
+            "their rows may be named or judged differently"
         )
     if atlas.unread:
         notes.append(f"{len(atlas.unread)} file(s) not read (see runs)")
@@ -282,23 +351,38 @@ def search_rows(atlas: Atlas) -> list[list[str]]:
     """``[feature, suite, page, "crashed on gfx942; passed on gfx1100", "gfx942=crashed gfx1100=passed"]``
     per row (each gfx's latest outcome): the search's data."""
     rows = []
+    library_names = library_pages(atlas)
     for (suite, feature), results in sorted(atlas.rows.items()):
         by_outcome: dict[str, list[str]] = {}
         for gfx, result in sorted(latest_by(results, atlas.runs, "gfx").items()):
             by_outcome.setdefault(result.outcome, []).append(gfx)
         order = sorted(by_outcome, key=lambda o: (state_of(o) != FAIL, state_of(o) != PASS, o))
         said = "; ".join(f"{outcome} on {' '.join(by_outcome[outcome])}" for outcome in order)
-        page = f"library/{page_name(library_of(suite, feature))}.html#{feature}"
+        page = f"library/{library_names[library_of(suite, feature)]}.html#{feature}"
         # gfx942=crashed: one word per gfx, so a search can ask for an outcome on one gfx
         pairs = " ".join(f"{gfx}={outcome}" for outcome in order for gfx in by_outcome[outcome])
         rows.append([feature, suite, page, said, pairs])
     return rows
 
 
+def _unsafe_folder(folder: Path) -> str | None:
+    """Why the site must not be written into ``folder``: a symbolic link (a write would land
+    wherever it points), or something other than a folder; None when it is a folder or absent."""
+    if folder.is_symlink():
+        return f"{folder} is a symbolic link (to {os.readlink(folder)}): the site's folders are never written through"
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is not a folder"
+    return None
+
+
 def write_site(atlas: Atlas, out: Path) -> list[Path]:
-    """Every page of the atlas under ``out``; the files written."""
-    (out / "gfx").mkdir(parents=True, exist_ok=True)
-    (out / "library").mkdir(exist_ok=True)
+    """Every page of the atlas under ``out``; the files written. UnsafeTarget (nothing written)
+    when a folder or page inside the site is a symbolic link or not what it should be: the site
+    is rebuilt in place, and a link planted there must not carry a page outside it."""
+    for folder in (out / "gfx", out / "library"):
+        problem = _unsafe_folder(folder)
+        if problem:
+            raise UnsafeTarget(problem)
     pages: dict[Path, str] = {
         out / "atlas.css": CSS,
         out / "atlas.js": SEARCH_JS,
@@ -307,13 +391,18 @@ def write_site(atlas: Atlas, out: Path) -> list[Path]:
         # a <script> body: "</" escaped so no feature name can close the element
         out / "search.js": "window.ATLAS_ROWS = " + json.dumps(search_rows(atlas)).replace("</", "<\\/") + ";\n",
     }
-    for gfx in atlas.gfx_list():
-        pages[out / "gfx" / f"{page_name(gfx)}.html"] = gfx_page(atlas, gfx)
+    for gfx, name in gfx_pages(atlas).items():
+        pages[out / "gfx" / f"{name}.html"] = gfx_page(atlas, gfx)
     by_library: dict[str, list[tuple[str, str]]] = {}
     for key in sorted(atlas.rows):
         by_library.setdefault(library_of(*key), []).append(key)
-    for name, keys in by_library.items():
-        pages[out / "library" / f"{page_name(name)}.html"] = library_page(atlas, name, keys)
+    for name, page in library_pages(atlas).items():
+        pages[out / "library" / f"{page}.html"] = library_page(atlas, name, by_library[name])
+    linked = next((path for path in pages if path.is_symlink()), None)
+    if linked is not None:
+        raise UnsafeTarget(f"{linked} is a symbolic link (to {os.readlink(linked)}): a page is never written through")
+    (out / "gfx").mkdir(parents=True, exist_ok=True)
+    (out / "library").mkdir(exist_ok=True)
     for path, text in pages.items():
         write_text_atomic(path, text)
     return list(pages)
