@@ -14,16 +14,14 @@ Every value from a report is escaped; the search reads ``search.js`` (a ``<scrip
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 from pytest_rocm._resources import VERSION
+from pytest_rocm.atlas.cells import counts_of, index_cell, notes_of
 from pytest_rocm.atlas.model import (
     FAIL,
     PASS,
@@ -38,10 +36,8 @@ from pytest_rocm.atlas.model import (
     state_of,
     version_key,
 )
+from pytest_rocm.atlas.names import gfx_pages, library_pages
 from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
-
-#: the outcomes that make an index cell red (xfailed: a failure the suite expects, amber)
-HARD_FAILURES = frozenset({"failed", "error", "crashed", "timeout"})
 
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
@@ -93,43 +89,6 @@ function atlasFilter(box, table) {
 
 def _e(text: object) -> str:
     return escape(str(text), quote=True)
-
-
-def page_name(text: str) -> str:
-    """A file name for a gfx or library: ``gfx942``, ``bitsandbytes`` as they are; a name that had
-    to be changed (``lib/a``) gets a digest of itself (``lib-a-3f2c9e1d``), so it never takes the
-    page of the name it was changed into (``lib-a``)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
-    if safe == text:
-        return safe
-    return f"{safe}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-
-
-def page_names(texts: Iterable[str]) -> dict[str, str]:
-    """A page name per text, no two alike even where case is ignored (a macOS or Windows disk):
-    :func:`page_name`, and where two still meet (``Lib`` and ``lib``, or a name made to look like
-    another's digest) ``-2``, ``-3``... in sorted order (names kept as they are first), so a site
-    built twice names alike."""
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for text in sorted(set(texts), key=lambda t: (page_name(t) != t, t)):
-        name, n = page_name(text), 1
-        while (name if n == 1 else f"{name}-{n}").casefold() in taken:
-            n += 1
-        chosen = name if n == 1 else f"{name}-{n}"
-        taken.add(chosen.casefold())
-        out[text] = chosen
-    return out
-
-
-def gfx_pages(atlas: Atlas) -> dict[str, str]:
-    """gfx -> its page's file name (without ``.html``)."""
-    return page_names(atlas.gfx_list())
-
-
-def library_pages(atlas: Atlas) -> dict[str, str]:
-    """library or suite -> its page's file name (without ``.html``)."""
-    return page_names({library_of(s, f) for s, f in atlas.rows})
 
 
 def _page(title: str, body: str, depth: int) -> str:
@@ -235,45 +194,6 @@ def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> st
     return _page(f"{name}: every row, by gfx", intro + _filter_box() + table + _table_script(), 1)
 
 
-def _counts(atlas: Atlas, wanted: set[int]) -> dict[int, Counter[str]]:
-    """Per run of ``wanted``: its rows by state (pass, fail, skip) and its hard failures."""
-    counts: dict[int, Counter[str]] = {index: Counter() for index in wanted}
-    for results in atlas.rows.values():
-        for result in results:
-            if result.run in counts:
-                counts[result.run][state_of(result.outcome)] += 1
-                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
-    return counts
-
-
-def _tally(run: Run, c: Counter[str]) -> tuple[str, str]:
-    """(the class, ``5/8 passed``) of a run's rows: red for a real failure, amber for an expected one
-    (xfailed) only, as in the cells; skips not counted."""
-    judged = c[PASS] + c[FAIL]
-    cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
-    return cls, f"{c[PASS]}/{judged} passed"
-
-
-def _index_cell(runs: Sequence[Run], counts: dict[int, Counter[str]]) -> str:
-    """An index cell: the most complete run of the combination, named (label, date, what it ran),
-    and the latest run under it where that is another one (``latest: 5/8 passed, ...``)."""
-    shown, latest = shown_runs(runs)
-    cls, said = _tally(shown, counts[shown.index])
-    machines = len({r.where for r in runs})
-    text = (
-        f'<td class="{cls}" title="{_e(shown.label)}, {_e(shown.day)}, {_e(shown.scope)}">{said}'
-        f"<br><small>{_e(shown.label)}, {_e(shown.day)} ({_e(shown.scope)})"
-        f"<br>{len(runs)} run(s) on {machines} machine(s)</small>"
-    )
-    if latest is not None:
-        late_cls, late_said = _tally(latest, counts[latest.index])
-        text += (
-            f'<br><small class="{late_cls}" title="{_e(latest.label)}, {_e(latest.day)}, {_e(latest.scope)}">'
-            f"latest: {late_said}, {_e(latest.label)}, {_e(latest.day)} ({_e(latest.scope)})</small>"
-        )
-    return text + "</td>"
-
-
 def index_page(atlas: Atlas) -> str:
     runs = atlas.runs
     columns = sorted({(r.rocm, r.torch) for r in runs}, key=lambda c: (version_key(c[0]), version_key(c[1])))
@@ -284,18 +204,18 @@ def index_page(atlas: Atlas) -> str:
     for run in runs:
         by_cell.setdefault((run.gfx, run.rocm, run.torch), []).append(run)
     wanted = {r.index for cell in by_cell.values() for r in shown_runs(cell) if r is not None}
-    counts = _counts(atlas, wanted)
+    counts = counts_of(atlas, wanted)
     gfx_names = gfx_pages(atlas)
     lines = []
     for gfx in atlas.gfx_list():
         cells = [
-            _index_cell(by_cell[(gfx, rocm, torch)], counts) if (gfx, rocm, torch) in by_cell else "<td></td>"
+            index_cell(by_cell[(gfx, rocm, torch)], counts) if (gfx, rocm, torch) in by_cell else "<td></td>"
             for rocm, torch in columns
         ]
         lines.append(f'<tr><th><a href="gfx/{_e(gfx_names[gfx])}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
     library_names = library_pages(atlas)
     links = " ".join(f'<a href="library/{_e(library_names[n])}.html">{_e(n)}</a>' for n in sorted(library_names))
-    notes = "".join(f"<p class=note>{_e(n)}</p>" for n in _notes(atlas))
+    notes = "".join(f"<p class=note>{_e(n)}</p>" for n in notes_of(atlas))
     body = (
         f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
         f"{_e(runs[0].day if runs else '-')} to {_e(runs[-1].day if runs else '-')}; {len(atlas.rows)} rows.</p>{notes}"
@@ -309,27 +229,6 @@ def index_page(atlas: Atlas) -> str:
         f"<h2>Libraries and suites</h2><p>{links}</p>"
     )
     return _page("ROCm compatibility atlas", body, 0)
-
-
-def _notes(atlas: Atlas) -> list[str]:
-    """The index's notes: reports of different pytest-rocm versions (only where the versions they
-    record differ: a report that records none is said apart, not counted as another version), and
-    files not read."""
-    notes = []
-    tools = sorted({r.tool for r in atlas.runs if r.tool}, key=version_key)
-    if len(tools) > 1:
-        notes.append(
-            f"reports written by different pytest-rocm versions ({', '.join(tools)}): rows may be named or judged differently"
-        )
-    unrecorded = sum(1 for r in atlas.runs if not r.tool)
-    if unrecorded and tools:
-        notes.append(
-            f"{unrecorded} report(s) do not record the pytest-rocm version that wrote them (see runs): "
-            "their rows may be named or judged differently"
-        )
-    if atlas.unread:
-        notes.append(f"{len(atlas.unread)} file(s) not read (see runs)")
-    return notes
 
 
 def runs_page(atlas: Atlas) -> str:

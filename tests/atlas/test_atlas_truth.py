@@ -15,7 +15,8 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.atlas.model import build_atlas
-from pytest_rocm.atlas.site import index_page, page_names
+from pytest_rocm.atlas.names import page_names
+from pytest_rocm.atlas.site import index_page
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 
