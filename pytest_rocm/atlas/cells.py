@@ -43,14 +43,14 @@ def index_cell(runs: Sequence[Run], counts: dict[int, Counter[str]]) -> str:
     cls, said = _tally(shown, counts[shown.index])
     machines = len({r.where for r in runs})
     text = (
-        f'<td class="{cls}" title="{_e(shown.label)}, {_e(shown.day)}, {_e(shown.scope)}">{said}'
+        f'<td class="{cls}" title="{_e(shown.label)}, {_e(shown.day)}, {_e(shown.scope)}, {_e(shown.source)}">{said}'
         f"<br><small>{_e(shown.label)}, {_e(shown.day)} ({_e(shown.scope)})"
         f"<br>{len(runs)} run(s) on {machines} machine(s)</small>"
     )
     if latest is not None:
         late_cls, late_said = _tally(latest, counts[latest.index])
         text += (
-            f'<br><small class="{late_cls}" title="{_e(latest.label)}, {_e(latest.day)}, {_e(latest.scope)}">'
+            f'<br><small class="{late_cls}" title="{_e(latest.label)}, {_e(latest.day)}, {_e(latest.scope)}, {_e(latest.source)}">'
             f"latest: {late_said}, {_e(latest.label)}, {_e(latest.day)} ({_e(latest.scope)})</small>"
         )
     return text + "</td>"
