@@ -19,7 +19,7 @@ recorded environment (``--rocm-env``), which leaves the per-test cost alone.
 then the detection's torch import is paid by both variants and what remains is the report's own.
 
     python benchmarks/bench_report_overhead.py [--tests 1000,5000,20000] [--runs 5]
-        [--env tests/data/envs/cpu_only.json] [--suite-imports-torch]
+        [--env tests/data/envs/cpu_only.json] [--suite-imports-torch] [--junitxml]
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_plugin_overhead import run_pytest, write_suite
 
 
-def run_once(root: Path, with_report: bool, env_file: str | None = None) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one pytest run with or without the report."""
-    options = ["-p", "no:randomly"]
+def run_once(root: Path, with_report: bool, env_file: str | None = None, junit: bool = False) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one pytest run with or without the report (``junit``: both
+    with ``--junitxml``, whose properties need the environment too)."""
+    options = ["-p", "no:randomly"] + ([f"--junitxml={root / 'junit.xml'}"] if junit else [])
     if env_file:
         options.append(f"--rocm-env={Path(env_file).resolve()}")
     if with_report:
@@ -45,23 +46,24 @@ def run_once(root: Path, with_report: bool, env_file: str | None = None) -> tupl
     return run_pytest(root, options)
 
 
-def measure_size(tests: int, runs: int, env: str | None, imports_torch: bool) -> None:
+def measure_size(tests: int, runs: int, env: str | None, imports_torch: bool, junit: bool = False) -> None:
     """Time ``runs`` alternating pairs on a suite of ``tests`` trivial tests and print the figures."""
     with tempfile.TemporaryDirectory(prefix="rocm-bench-report-") as tmp:
         root = Path(tmp)
         write_suite(root, tests)
         if imports_torch:
             (root / "conftest.py").write_text("import torch  # noqa: F401  (as a suite that tests torch does)\n")
-        run_once(root, True, env)  # warm: bytecode caches, file system
-        run_once(root, False, env)
+        run_once(root, True, env, junit)  # warm: bytecode caches, file system
+        run_once(root, False, env, junit)
         runs_of: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         pairs: list[float] = []  # with / without, of two runs next to each other
         for i in range(runs):
             for flag in (True, False) if i % 2 == 0 else (False, True):
-                runs_of[flag].append(run_once(root, flag, env))
+                runs_of[flag].append(run_once(root, flag, env, junit))
             pairs.append(runs_of[True][-1][1] / runs_of[False][-1][1])
     where = f", recorded environment {env}" if env else ", environment detected"
     where += ", the suite imports torch" if imports_torch else ""
+    where += ", both with --junitxml" if junit else ""
     print(f"suite: {tests} trivial tests, {runs} alternating runs per variant{where}, load {_load()}")
     for what, k in (("wall time", 0), ("CPU time", 1)):
         a = statistics.median(r[k] for r in runs_of[True])
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (default 5)")
     parser.add_argument("--env", help="a recorded environment for both variants (no detection)")
     parser.add_argument("--suite-imports-torch", action="store_true", help="a conftest.py that imports torch")
+    parser.add_argument("--junitxml", action="store_true", help="both variants with --junitxml")
     args = parser.parse_args(argv)
     try:
         sizes = [int(n) for n in str(args.tests).split(",")]
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(n < 1 for n in sizes):
         parser.error(f"--tests {args.tests!r}: every size must be at least 1")
     for tests in sizes:
-        measure_size(tests, args.runs, args.env, args.suite_imports_torch)
+        measure_size(tests, args.runs, args.env, args.suite_imports_torch, args.junitxml)
     return 0
 
 
