@@ -11,9 +11,11 @@ difference divided by the number of tests (target: under 50 us per trivial test)
 (timing is not a test).
 
 A run with the report needs the environment once (it goes into the report). It is detected in the
-test process once the tests imported torch (here only with ``--suite-imports-torch``), else in a
-child process at the end (the test process never imports torch for it); the CPU time counts the
-child, the wall time what a user waits for. ``--env FILE`` gives both variants a
+test process once the tests imported torch (here only with ``--suite-imports-torch``), else from
+torch's installed files where they tell everything (a CPU build, as here: nothing imports torch),
+else in a child process at the end (the test process never imports torch for it); the CPU time
+counts the child, the wall time what a user waits for. ``--junitxml`` gives both variants a junit
+file (its properties need the environment too, at the end). ``--env FILE`` gives both variants a
 recorded environment (``--rocm-env``), which leaves the per-test cost alone.
 ``--suite-imports-torch`` adds a conftest.py that imports torch, as any suite that tests torch does:
 then the detection's torch import is paid by both variants and what remains is the report's own.
