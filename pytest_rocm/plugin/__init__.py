@@ -7,8 +7,9 @@ marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fi
 about the hardware (--rocm-gfx, --rocm-device=cuda:N, --rocm-require-gpu), --junitxml (the
 environment goes into the test-suite properties, at the end of the run), and an xdist controller
 (it detects once and hands the environment to its workers). Detection reads torch's installed
-files first and imports torch only where they cannot tell (``env.torchfiles``). A conftest or plugin can supply the environment instead
-through the ``pytest_rocm_detect_environment`` hook (:mod:`pytest_rocm.plugin.hookspecs`).
+files first and imports torch only where they cannot tell (``env.torchfiles``). A conftest or
+plugin can supply the environment instead through the ``pytest_rocm_detect_environment`` hook
+(:mod:`pytest_rocm.plugin.hookspecs`).
 """
 
 from __future__ import annotations
