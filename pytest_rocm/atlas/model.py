@@ -12,6 +12,7 @@ run measured. What the atlas pages show is computed here, torch-free and I/O-fre
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_rocm.report.fleet import machine_of, tool_version_of
 from pytest_rocm.report.outcomes import BAD, GOOD
+from pytest_rocm.report.selection import subset_text
 
 #: a row's state in the history: passing, failing, or not judged (skipped, not installed, not run)
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -45,6 +47,10 @@ class Run:
     backend: str
     #: a run stopped early or killed (its report says so; a sidecar is always one): partial results
     interrupted: bool = False
+    #: how many results the report holds (what was run: a 10-test project is not the full suite)
+    rows: int = 0
+    #: how the run narrowed its suite (``-k 'add', 12 deselected``); None for a whole-suite run
+    subset: str | None = None
 
     @property
     def combination(self) -> str:
@@ -61,6 +67,22 @@ class Run:
     @property
     def where(self) -> str:
         return f"{self.machine} ({self.host})" if self.host else self.machine
+
+    @property
+    def completeness(self) -> tuple[bool, bool, int, int]:
+        """Orders the runs of one index cell, most complete last: a finished run before an
+        interrupted one, a whole-suite run before a subset, more rows before fewer, then the later."""
+        return (not self.interrupted, self.subset is None, self.rows, self.index)
+
+    @property
+    def scope(self) -> str:
+        """``1,024 rows``, ``10 rows, subset: -k 'add'``, ``12 rows, interrupted``: what the run was."""
+        said = [f"{self.rows:,} row{'s' if self.rows != 1 else ''}"]
+        if self.subset:
+            said.append(f"subset: {self.subset}")
+        if self.interrupted:
+            said.append("interrupted")
+        return ", ".join(said)
 
 
 def version_key(text: str) -> tuple[int, Any]:
@@ -111,18 +133,41 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+class RunError(ValueError):
+    """A report whose run cannot be placed (a device string that names no device); one line."""
+
+
+#: the device strings a report holds: ``cpu``, ``cuda`` / ``cuda:N`` (torch spells ROCm ``cuda``),
+#: ``hip:N``; ASCII digits only (``cuda:²`` is a digit to str.isdigit, not to int())
+_DEVICE = re.compile(r"(?:cuda|hip)(?::([0-9]+))?", re.ASCII)
+
+
+def device_index(device: Any) -> int | None:
+    """The index of the device under test (``cuda:1`` -> 1, ``cuda`` or none -> 0); None for the
+    CPU; RunError for a device string that is not one of these."""
+    if device is None:
+        return 0
+    if device == "cpu":
+        return None
+    found = _DEVICE.fullmatch(device) if isinstance(device, str) else None
+    if found is None:
+        raise RunError(f"device {device!r:.40} is not 'cpu', 'cuda' or 'cuda:N'")
+    return int(found.group(1) or 0)
+
+
 def run_of(index: int, source: str, document: Mapping[str, Any]) -> Run:
+    """The run of a report; RunError when it cannot be placed (said as a report not read)."""
     env = document.get("environment") if isinstance(document.get("environment"), Mapping) else {}
     assert isinstance(env, Mapping)
-    device = document.get("device")
+    wanted = device_index(document.get("device"))
     devices = [d for d in env.get("devices") or [] if isinstance(d, Mapping)]
-    on_cpu = device == "cpu" or not devices or env.get("backend") == "cpu"
+    on_cpu = wanted is None or not devices or env.get("backend") == "cpu"
     if on_cpu:
         gfx = "cpu"
     else:
-        wanted = int(device.split(":")[1]) if isinstance(device, str) and device[5:].isdigit() else 0
-        chosen = next((d for d in devices if d.get("index") == wanted), devices[0])
-        gfx = _text(chosen.get("gfx")) or _text(chosen.get("arch")) or "unknown"
+        # the device the run tested; a report that lists other devices only names no gfx for it
+        chosen = next((d for d in devices if d.get("index") == wanted), None)
+        gfx = (_text(chosen.get("gfx")) or _text(chosen.get("arch")) if chosen else "") or "unknown"
     machine = machine_of(document)
     return Run(
         index=index,
@@ -137,6 +182,8 @@ def run_of(index: int, source: str, document: Mapping[str, Any]) -> Run:
         torch=_text(env.get("torch")).split("+", 1)[0],
         backend="cpu" if on_cpu else _text(env.get("backend")) or "rocm",
         interrupted=document.get("interrupted") is True,
+        rows=len(document.get("results") or []),
+        subset=subset_text(document),
     )
 
 
@@ -144,8 +191,13 @@ def build_atlas(documents: Iterable[tuple[str, Mapping[str, Any]]], unread: Sequ
     """The atlas of ``(source, report)`` pairs, read one at a time and kept compact (a fleet's
     1,000 reports of 1,000 rows are a million results); runs in date order (then label, file)."""
     loaded: list[tuple[tuple[str, str, str], Run, list[tuple[str, str, str, str | None]]]] = []
+    not_placed: list[tuple[str, str]] = []
     for source, document in documents:
-        run = run_of(0, source, document)
+        try:
+            run = run_of(0, source, document)
+        except RunError as exc:
+            not_placed.append((source, f"{source}: {exc}"))
+            continue
         results = []
         for record in document.get("results") or []:
             reason = record.get("reason")
@@ -159,12 +211,21 @@ def build_atlas(documents: Iterable[tuple[str, Mapping[str, Any]]], unread: Sequ
             )
         loaded.append(((run.date, run.label, source), run, results))
     loaded.sort(key=lambda item: item[0])
-    atlas = Atlas(runs=[], unread=list(unread))
+    atlas = Atlas(runs=[], unread=[*unread, *not_placed])
     for position, (_, run, results) in enumerate(loaded):
         atlas.runs.append(replace(run, index=position))
         for suite, feature, outcome, reason in results:
             atlas.rows.setdefault((suite, feature), []).append(Result(position, outcome, reason))
     return atlas
+
+
+def shown_runs(runs: Sequence[Run]) -> tuple[Run, Run | None]:
+    """The run an index cell shows, and the latest one when that is another: the most complete
+    (:attr:`Run.completeness`), so a 10-test run of one project after the full suite does not
+    stand for the combination; the later, smaller run is still shown beside it."""
+    shown = max(runs, key=lambda r: r.completeness)
+    latest = max(runs, key=lambda r: r.index)
+    return shown, (latest if latest is not shown else None)
 
 
 def changes(results: Sequence[Result]) -> list[Change]:

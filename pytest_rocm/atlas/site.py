@@ -15,13 +15,13 @@ Every value from a report is escaped; the search reads ``search.js`` (a ``<scrip
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
+import os
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 from pytest_rocm._resources import VERSION
+from pytest_rocm.atlas.cells import counts_of, index_cell, notes_of
 from pytest_rocm.atlas.model import (
     FAIL,
     PASS,
@@ -32,13 +32,12 @@ from pytest_rocm.atlas.model import (
     combination_key,
     latest_by,
     library_of,
+    shown_runs,
     state_of,
     version_key,
 )
-from pytest_rocm.report.files import write_text_atomic
-
-#: the outcomes that make an index cell red (xfailed: a failure the suite expects, amber)
-HARD_FAILURES = frozenset({"failed", "error", "crashed", "timeout"})
+from pytest_rocm.atlas.names import gfx_pages, library_pages
+from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
 
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
@@ -90,11 +89,6 @@ function atlasFilter(box, table) {
 
 def _e(text: object) -> str:
     return escape(str(text), quote=True)
-
-
-def page_name(text: str) -> str:
-    """A file name for a gfx or library: ``gfx942``, ``bitsandbytes`` (anything else replaced)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "unnamed"
 
 
 def _page(title: str, body: str, depth: int) -> str:
@@ -179,7 +173,8 @@ def gfx_page(atlas: Atlas, gfx: str) -> str:
 def library_page(atlas: Atlas, name: str, keys: Sequence[tuple[str, str]]) -> str:
     runs = atlas.runs
     gfx_list = atlas.gfx_list()
-    head = "".join(f'<th><a href="../gfx/{_e(page_name(g))}.html">{_e(g)}</a></th>' for g in gfx_list)
+    names = gfx_pages(atlas)
+    head = "".join(f'<th><a href="../gfx/{_e(names[g])}.html">{_e(g)}</a></th>' for g in gfx_list)
     lines = []
     for key in keys:
         results = atlas.rows[key]
@@ -205,62 +200,35 @@ def index_page(atlas: Atlas) -> str:
     head = "".join(
         f"<th>{_e(('ROCm ' + rocm) if rocm else 'CPU')}<br>torch {_e(torch)}</th>" for rocm, torch in columns
     )
-    latest_run: dict[tuple[str, str, str], Run] = {}
-    machines: dict[tuple[str, str, str], set[str]] = {}
-    for run in runs:  # date order: the last one is the latest
-        key = (run.gfx, run.rocm, run.torch)
-        latest_run[key] = run
-        machines.setdefault(key, set()).add(run.where)
-    counts: dict[int, Counter[str]] = {run.index: Counter() for run in latest_run.values()}
-    for results in atlas.rows.values():
-        for result in results:
-            if result.run in counts:
-                counts[result.run][state_of(result.outcome)] += 1
-                counts[result.run]["hard"] += result.outcome in HARD_FAILURES
+    by_cell: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        by_cell.setdefault((run.gfx, run.rocm, run.torch), []).append(run)
+    wanted = {r.index for cell in by_cell.values() for r in shown_runs(cell) if r is not None}
+    counts = counts_of(atlas, wanted)
+    gfx_names = gfx_pages(atlas)
     lines = []
     for gfx in atlas.gfx_list():
-        cells = []
-        for rocm, torch in columns:
-            latest = latest_run.get((gfx, rocm, torch))
-            if latest is None:
-                cells.append("<td></td>")
-                continue
-            run = latest
-            c = counts[run.index]
-            judged = c[PASS] + c[FAIL]
-            # red for a real failure; an expected one (xfailed) only is amber, as in the cells
-            cls = "failed" if c["hard"] else "xfailed" if c[FAIL] else "passed" if judged else "skipped"
-            cells.append(
-                f'<td class="{cls}" title="{_e(run.label)}, {_e(run.day)}">{c[PASS]}/{judged} passed'
-                f"<br><small>{len(machines[(gfx, rocm, torch)])} machine(s), {_e(run.day)}</small></td>"
-            )
-        lines.append(f'<tr><th><a href="gfx/{_e(page_name(gfx))}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
-    libraries = sorted({library_of(s, f) for s, f in atlas.rows})
-    links = " ".join(f'<a href="library/{_e(page_name(n))}.html">{_e(n)}</a>' for n in libraries)
-    notes = "".join(f"<p class=note>{_e(n)}</p>" for n in _notes(atlas))
+        cells = [
+            index_cell(by_cell[(gfx, rocm, torch)], counts) if (gfx, rocm, torch) in by_cell else "<td></td>"
+            for rocm, torch in columns
+        ]
+        lines.append(f'<tr><th><a href="gfx/{_e(gfx_names[gfx])}.html">{_e(gfx)}</a></th>{"".join(cells)}</tr>')
+    library_names = library_pages(atlas)
+    links = " ".join(f'<a href="library/{_e(library_names[n])}.html">{_e(n)}</a>' for n in sorted(library_names))
+    notes = "".join(f"<p class=note>{_e(n)}</p>" for n in notes_of(atlas))
     body = (
         f"<p>{len(runs)} reports from {len({r.where for r in runs})} machine(s), "
         f"{_e(runs[0].day if runs else '-')} to {_e(runs[-1].day if runs else '-')}; {len(atlas.rows)} rows.</p>{notes}"
         '<h2>Search every row</h2><p><input type=search id=q placeholder="words of a row, a library, an outcome; gfx942=failed: on that gfx">'
         " <span id=hits></span></p><ul id=results></ul>"
         "<script src=search.js></script><script>atlasSearch(document.getElementById('q'), document.getElementById('results'))</script>"
-        "<h2>gfx x ROCm x torch</h2><p>The latest run of each: rows passed of those judged (skips not counted).</p>"
+        "<h2>gfx x ROCm x torch</h2><p>Each cell: rows passed of those judged (skips not counted) in the most "
+        "complete run of that combination (finished, the whole suite, the most rows; then the latest), named "
+        "under it; the latest run under that when it is another one.</p>"
         f"<table><thead><tr><th>gfx</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
         f"<h2>Libraries and suites</h2><p>{links}</p>"
     )
     return _page("ROCm compatibility atlas", body, 0)
-
-
-def _notes(atlas: Atlas) -> list[str]:
-    notes = []
-    tools = sorted({r.tool or "not recorded" for r in atlas.runs})
-    if len(tools) > 1:
-        notes.append(
-            f"reports written by different pytest-rocm versions ({', '.join(tools)}): rows may be named or judged differently"
-        )
-    if atlas.unread:
-        notes.append(f"{len(atlas.unread)} file(s) not read (see runs)")
-    return notes
 
 
 def runs_page(atlas: Atlas) -> str:
@@ -282,23 +250,38 @@ def search_rows(atlas: Atlas) -> list[list[str]]:
     """``[feature, suite, page, "crashed on gfx942; passed on gfx1100", "gfx942=crashed gfx1100=passed"]``
     per row (each gfx's latest outcome): the search's data."""
     rows = []
+    library_names = library_pages(atlas)
     for (suite, feature), results in sorted(atlas.rows.items()):
         by_outcome: dict[str, list[str]] = {}
         for gfx, result in sorted(latest_by(results, atlas.runs, "gfx").items()):
             by_outcome.setdefault(result.outcome, []).append(gfx)
         order = sorted(by_outcome, key=lambda o: (state_of(o) != FAIL, state_of(o) != PASS, o))
         said = "; ".join(f"{outcome} on {' '.join(by_outcome[outcome])}" for outcome in order)
-        page = f"library/{page_name(library_of(suite, feature))}.html#{feature}"
+        page = f"library/{library_names[library_of(suite, feature)]}.html#{feature}"
         # gfx942=crashed: one word per gfx, so a search can ask for an outcome on one gfx
         pairs = " ".join(f"{gfx}={outcome}" for outcome in order for gfx in by_outcome[outcome])
         rows.append([feature, suite, page, said, pairs])
     return rows
 
 
+def _unsafe_folder(folder: Path) -> str | None:
+    """Why the site must not be written into ``folder``: a symbolic link (a write would land
+    wherever it points), or something other than a folder; None when it is a folder or absent."""
+    if folder.is_symlink():
+        return f"{folder} is a symbolic link (to {os.readlink(folder)}): the site's folders are never written through"
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is not a folder"
+    return None
+
+
 def write_site(atlas: Atlas, out: Path) -> list[Path]:
-    """Every page of the atlas under ``out``; the files written."""
-    (out / "gfx").mkdir(parents=True, exist_ok=True)
-    (out / "library").mkdir(exist_ok=True)
+    """Every page of the atlas under ``out``; the files written. UnsafeTarget (nothing written)
+    when a folder or page inside the site is a symbolic link or not what it should be: the site
+    is rebuilt in place, and a link planted there must not carry a page outside it."""
+    for folder in (out / "gfx", out / "library"):
+        problem = _unsafe_folder(folder)
+        if problem:
+            raise UnsafeTarget(problem)
     pages: dict[Path, str] = {
         out / "atlas.css": CSS,
         out / "atlas.js": SEARCH_JS,
@@ -307,13 +290,18 @@ def write_site(atlas: Atlas, out: Path) -> list[Path]:
         # a <script> body: "</" escaped so no feature name can close the element
         out / "search.js": "window.ATLAS_ROWS = " + json.dumps(search_rows(atlas)).replace("</", "<\\/") + ";\n",
     }
-    for gfx in atlas.gfx_list():
-        pages[out / "gfx" / f"{page_name(gfx)}.html"] = gfx_page(atlas, gfx)
+    for gfx, name in gfx_pages(atlas).items():
+        pages[out / "gfx" / f"{name}.html"] = gfx_page(atlas, gfx)
     by_library: dict[str, list[tuple[str, str]]] = {}
     for key in sorted(atlas.rows):
         by_library.setdefault(library_of(*key), []).append(key)
-    for name, keys in by_library.items():
-        pages[out / "library" / f"{page_name(name)}.html"] = library_page(atlas, name, keys)
+    for name, page in library_pages(atlas).items():
+        pages[out / "library" / f"{page}.html"] = library_page(atlas, name, by_library[name])
+    linked = next((path for path in pages if path.is_symlink()), None)
+    if linked is not None:
+        raise UnsafeTarget(f"{linked} is a symbolic link (to {os.readlink(linked)}): a page is never written through")
+    (out / "gfx").mkdir(parents=True, exist_ok=True)
+    (out / "library").mkdir(exist_ok=True)
     for path, text in pages.items():
         write_text_atomic(path, text)
     return list(pages)

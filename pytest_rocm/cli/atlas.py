@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     unread: list[tuple[str, str]] = []
     atlas = build_atlas(iter_reports(roots, unread, skip=out), unread)
-    for _source, why in unread:
+    for _source, why in atlas.unread:  # files not read, and reports whose run cannot be placed
         print(f"rocm-compat atlas: not read: {why}", file=sys.stderr)
     if not atlas.runs:
         print(f"rocm-compat atlas: no report under {', '.join(map(str, roots))}", file=sys.stderr)
@@ -56,4 +56,4 @@ def run(args: argparse.Namespace) -> int:
         f"rocm-compat atlas: {len(atlas.runs)} reports, {len(atlas.rows)} rows, {len(atlas.gfx_list())} gfx -> "
         f"{out / 'index.html'} ({len(written)} files, {size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)"
     )
-    return 1 if unread else 0
+    return 1 if atlas.unread else 0

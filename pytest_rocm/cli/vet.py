@@ -102,12 +102,19 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 def _write_report(path: str, records: list[ResultRecord]) -> None:
     from pytest_rocm.env.detect import detect_environment
     from pytest_rocm.report.files import write_json
+    from pytest_rocm.report.fleet import machine_record, tool_record
     from pytest_rocm.report.records import assemble, default_label
 
     env = detect_environment()
+    environment = env.to_dict()
+    # which machine and which pytest-rocm, as the plugin's reports say: a fleet's atlas or table
+    # then warns of mixed tool versions only where the versions differ
+    document = assemble(
+        default_label(env), environment, records, machine=machine_record(environment), tool=tool_record()
+    )
     # write_json refuses anything but a regular file and renames a unique temporary file into
     # place: a FIFO, a device or FILE.tmp/FILE.probe next to it are never replaced or deleted
-    write_json(Path(path), assemble(default_label(env), env.to_dict(), records))
+    write_json(Path(path), document)
 
 
 def _problem(args: argparse.Namespace) -> str | None:

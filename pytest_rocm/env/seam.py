@@ -11,6 +11,7 @@ No torch import here: ``load_torch`` imports it when detection asks, never at mo
 
 from __future__ import annotations
 
+import copy
 import errno
 import http.client
 import os
@@ -152,6 +153,34 @@ class Seam:
         try:
             return list(metadata.requires(name) or [])
         except metadata.PackageNotFoundError:
+            return None
+
+    def with_torch_loader(self, loader: Callable[[], ModuleType]) -> Seam:
+        """This seam (same root, variables, groups...) with ``loader`` for ``load_torch``."""
+        other = copy.copy(self)
+        other._torch_loader = loader
+        return other
+
+    def torch_version_text(self) -> str | None:
+        """The text of the ``torch/version.py`` that ``import torch`` would read, never importing
+        torch: "" when nothing would be imported (torch not installed); None when it cannot be told
+        that way (a fake torch given to this seam, a torch without that file, a namespace folder)."""
+        if self._torch_loader is not None:
+            return None
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec("torch")
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return ""
+        if not spec.origin or not spec.origin.endswith("__init__.py"):
+            return None
+        try:
+            with open(os.path.join(os.path.dirname(spec.origin), "version.py"), encoding="utf-8") as stream:
+                return stream.read(1 << 16)
+        except (OSError, UnicodeDecodeError):
             return None
 
     def load_torch(self) -> ModuleType:

@@ -5,9 +5,11 @@ Importing this module imports no torch, and a run whose tests use no marker or f
 plugin never detects the environment (detection imports torch). What forces detection: a plugin
 marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fixtures, an option
 about the hardware (--rocm-gfx, --rocm-device=cuda:N, --rocm-require-gpu), --junitxml (the
-environment goes into the test-suite properties), and an xdist controller (it detects once and
-hands the environment to its workers). A conftest or plugin can supply the environment instead
-through the ``pytest_rocm_detect_environment`` hook (:mod:`pytest_rocm.plugin.hookspecs`).
+environment goes into the test-suite properties, at the end of the run), and an xdist controller
+(it detects once and hands the environment to its workers). Detection reads torch's installed
+files first and imports torch only where they cannot tell (``env.torchfiles``). A conftest or
+plugin can supply the environment instead through the ``pytest_rocm_detect_environment`` hook
+(:mod:`pytest_rocm.plugin.hookspecs`).
 """
 
 from __future__ import annotations
@@ -113,8 +115,7 @@ def _needs_environment_now(config: pytest.Config) -> bool:
         or isinstance(s.device, int)
         or s.require_gpu
         or config.pluginmanager.hasplugin("dsession")  # xdist controller: workers get it at startup
-        or _junit(config) is not None
-    )
+    )  # --junitxml needs it only for the properties it writes at the end (pytest_sessionfinish)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -23,6 +23,7 @@ import pytest
 from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
+from pytest_rocm.plugin.modules import MODULES_PLUGIN, ModulesRecorder, mismatch_lines
 from pytest_rocm.plugin.options import Settings, named
 from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection, under_xdist
 from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
@@ -37,7 +38,13 @@ EXIT_REPORT_UNWRITTEN = 6
 
 # -- hooks ------------------------------------------------------------------------------------------
 #: the names the report's plugin objects are registered under (unregistered at the end)
-PLUGIN_NAMES = ("rocm-report-features", "rocm-report-accelerator", "rocm-report-writer", "rocm-report-starts")
+PLUGIN_NAMES = (
+    "rocm-report-features",
+    "rocm-report-accelerator",
+    "rocm-report-writer",
+    "rocm-report-starts",
+    MODULES_PLUGIN,
+)
 
 
 @pytest.hookimpl(trylast=True)
@@ -48,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(FeatureTagger(), "rocm-report-features")
     config.pluginmanager.register(AcceleratorProbe(), "rocm-report-accelerator")
     config.pluginmanager.register(SelectionRecorder(), SELECTION_PLUGIN)
+    config.pluginmanager.register(ModulesRecorder(config), MODULES_PLUGIN)  # which code ran
     if not is_worker(config):
         writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
@@ -178,6 +186,8 @@ class ReportWriter:
         self.device_tokens = settings.device_ids
         #: whether an earlier run's report at the path was removed (at this run's first result)
         self.claimed = False
+        #: the report's ``modules`` once written (the summary warns of a project package imported elsewhere)
+        self.modules: dict[str, Any] = {}
         #: why the earlier report was kept (the terminal summary says it), else ""
         self.kept = ""
         #: the sidecar's failure, once said (a full disk); why the final report was not written
@@ -346,6 +356,7 @@ class ReportWriter:
             return
         self._settle_sidecar(wait=True)  # the environment, at the latest now (in a child if torch was never imported)
         extra.update(device=self.device, scale=self.scale, machine=self.machine, **self._tool(), **self._selection())
+        extra["modules"] = self.modules = self._modules()
         summary = self.results.summary()
         document = records.assemble(self.label, self.environment, [], self.created, summary, **extra)
         self._warn_sidecar()
@@ -363,6 +374,11 @@ class ReportWriter:
             return
         if self.sidecar is not None:
             self.sidecar.close(remove=True)
+
+    def _modules(self) -> dict[str, Any]:
+        """The report's ``modules``: which code the tests imported (``plugin.modules``)."""
+        recorder = self.config.pluginmanager.get_plugin(MODULES_PLUGIN)
+        return recorder.records() if isinstance(recorder, ModulesRecorder) else {}
 
     def _keeps_earlier_report(self) -> bool:
         """Nothing recorded (--collect-only, a run stopped before it collected anything) and a
@@ -393,6 +409,8 @@ class ReportWriter:
         summary = self.results.summary()
         counts = ", ".join(f"{v} {k}" for k, v in summary.items() if v and k != "total")
         terminalreporter.write_line(f"rocm report ({self.label}): {self.path} [{counts or 'no tests'}]")
+        for line in mismatch_lines(self.modules):
+            terminalreporter.write_line(line, yellow=True)
         used, probed = self.results.used_accelerator, self.results.probed
         if self.device and self.device != "cpu" and probed:
             line = f"rocm report: {used} of {probed} tests used the GPU ({self.device})"

@@ -2,8 +2,10 @@
 controller, supplied by a ``pytest_rocm_detect_environment`` hook, or detected once, lazily) and the
 device under test chosen from it (:mod:`pytest_rocm.plugin.selection`, pure).
 
-Detection imports torch. A run that needs the environment only for its report detects where the
-tests already paid for torch: in this process, once torch is imported and detecting can change
+Detection reads torch's installed files first (:mod:`pytest_rocm.env.torchfiles`): where they tell
+everything (no torch, a CPU build, a GPU build whose runtime would find no device) nothing imports
+torch, and a report run knows its environment from the start. Else detection imports torch. A run
+that needs the environment only for its report then detects where the tests already paid for torch: in this process, once torch is imported and detecting can change
 nothing the tests see (:func:`detect_if_harmless`: a CPU build of torch, or a GPU runtime the tests
 initialised themselves), else at the end of the run. Only a run that never imports torch detects in
 a child process (:mod:`pytest_rocm.env.child`), so the test process never imports torch, nor
@@ -66,6 +68,10 @@ class RocmState:
     early_lines: frozenset[str] = frozenset()
     #: whether a collected test uses a marker or fixture that reads the environment
     tests_need_environment: bool = False
+    #: torch's installed files were asked (``env.torchfiles``), and the hook, if any, declined:
+    #: neither is asked twice
+    files_tried: bool = False
+    hook_declined: bool = False
 
 
 STATE = pytest.StashKey[RocmState]()
@@ -84,9 +90,17 @@ def get_state(config: pytest.Config) -> RocmState:
 
 
 def _detect(state: RocmState) -> Environment:
-    """Detect now: in this process where torch is imported (or blocked) or no report asks, else (a
-    report run whose tests never imported torch) in a child process, so this one stays without it."""
-    if "torch" in sys.modules or not state.settings.report:
+    """Detect now: in this process where torch is imported (or blocked); else from torch's installed
+    files where they tell everything (``env.torchfiles``: no torch, a CPU build, a GPU build whose
+    runtime would find no device), so nothing imports torch; else in this process where no report
+    asks, else (a report run whose tests never imported torch) in a child process, so this one
+    stays without it."""
+    if "torch" in sys.modules:
+        return _detect_here()
+    found = None if state.files_tried else _detect_from_files(state)
+    if found is not None:
+        return found
+    if not state.settings.report:
         return _detect_here()
     pending = child.start()
     found = pending.result()
@@ -96,6 +110,15 @@ def _detect(state: RocmState) -> Environment:
     environment = _detect_here()
     environment.system.errors.append(pending.failure)
     return environment
+
+
+def _detect_from_files(state: RocmState) -> Environment | None:
+    """The environment read from torch's installed files, where they tell everything (``None``
+    else); tried once."""
+    from pytest_rocm.env import torchfiles  # torch-free
+
+    state.files_tried = True
+    return torchfiles.detect_without_torch()
 
 
 def _detect_here() -> Environment:
@@ -138,9 +161,22 @@ def detect_if_harmless(config: pytest.Config) -> bool:
     state = get_state(config)
     if state.environment is not None:
         return True
-    if not in_process_detection_is_harmless(sys.modules):
+    if in_process_detection_is_harmless(sys.modules):
+        get_environment(config)
+        return True
+    if state.files_tried or "torch" in sys.modules:  # a GPU build imported, not initialised: wait
         return False
-    get_environment(config)
+    # Not imported: torch's installed files may tell everything (no torch, a CPU build, a GPU build
+    # that would find no device), read in milliseconds without importing it; asked once.
+    supplied = _from_hook(config) if not state.hook_declined else None
+    if supplied is not None:
+        state.environment, state.source = supplied, HOOK_SOURCE
+        return True
+    state.hook_declined = True
+    found = _detect_from_files(state)
+    if found is None:
+        return False
+    state.environment, state.source = found, "detected"
     return True
 
 
@@ -166,7 +202,7 @@ def get_environment(config: pytest.Config) -> Environment:
     ``pytest_rocm_detect_environment`` hook supplies, or else detected now."""
     state = get_state(config)
     if state.environment is None:
-        supplied = _from_hook(config)
+        supplied = None if state.hook_declined else _from_hook(config)
         if supplied is not None:
             state.environment, state.source = supplied, HOOK_SOURCE
         else:

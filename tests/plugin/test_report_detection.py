@@ -23,17 +23,31 @@ def pytest_unconfigure(config):
         json.dump({"torch": "torch" in sys.modules}, f)
 """
 
+#: a conftest for a machine where torch's installed files cannot tell the environment (a GPU build
+#: on a machine with a GPU: only the runtime names the devices), so a run that never imports torch
+#: detects in a child; without it this CPU machine's environment is read from the files
+FILES_CANNOT_TELL = """
+from pytest_rocm.env import torchfiles
+torchfiles.detect_without_torch = lambda seam=None: None
+"""
+
 #: a conftest that makes the child slow (its bootstrap sleeps first), so a test can outrun it
-SLOW_CHILD = """
+SLOW_CHILD = (
+    FILES_CANNOT_TELL
+    + """
 from pytest_rocm.env import child
 child._BOOTSTRAP = "import time; time.sleep(3); " + child._BOOTSTRAP
 """
+)
 
 #: a conftest whose child fails: the run detects in-process instead
-FAILING_CHILD = """
+FAILING_CHILD = (
+    FILES_CANNOT_TELL
+    + """
 from pytest_rocm.env import child
 child._BOOTSTRAP = "import sys; sys.stderr.write('no luck\\\\n'); sys.exit(5)  # {path!r}"
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +206,7 @@ def test_a_run_that_never_imports_torch_detects_in_a_child_after_its_tests(
 ) -> None:
     """A child started at configure time imported torch a second time for every suite that imports
     it itself; now it starts only once the tests are over and torch never appeared."""
-    pytester.makeconftest(CHILD_WITNESS + TORCH_WITNESS)
+    pytester.makeconftest(FILES_CANNOT_TELL + CHILD_WITNESS + TORCH_WITNESS)
     pytester.makepyfile(test_plain=ORDERED + "def test_a(): _say('a')\ndef test_b(): _say('b')\n")
     assert _run(pytester).ret == 0
     assert _order(pytester) == ["a", "b", "child"]
