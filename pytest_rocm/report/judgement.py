@@ -72,11 +72,13 @@ def broken_records(
     those, by their order. A record CANDIDATE lacks counts where CANDIDATE failed and its outcome
     says nothing more (``None`` as its record: the test stopped before it); an ok that is not
     ``true`` (a test's own record without one) proves nothing and is never compared."""
+    lost_counts = kind_of(_outcome(after)) == "fails" and kind_of(_outcome(before)) != "works"
+    if not lost_counts and not _any_not_ok(after):  # most pairs: nothing to match (a table asks of every one)
+        return []
     found: dict[tuple[str, str | None], list[Mapping[str, Any]]] = {}
     for record in after.get("parity") or ():
         if isinstance(record, Mapping):
             found.setdefault((str(record.get("dtype", "?")), _name(record)), []).append(record)
-    lost_counts = kind_of(_outcome(after)) == "fails" and kind_of(_outcome(before)) != "works"
     seen: dict[tuple[str, str | None], int] = {}
     out: list[tuple[RecordKey, Mapping[str, Any], Mapping[str, Any] | None]] = []
     for record in before.get("parity") or ():
@@ -91,6 +93,11 @@ def broken_records(
         if (partner is not None and partner.get("ok") is False) or (partner is None and lost_counts):
             out.append(((pair[0], pair[1], index), record, partner))
     return out
+
+
+def _any_not_ok(result: Mapping[str, Any]) -> bool:
+    # a report's records are dicts: no ABC check per record
+    return any(type(record) is dict and record.get("ok") is False for record in result.get("parity") or ())
 
 
 def _name(record: Mapping[str, Any]) -> str | None:
@@ -132,9 +139,13 @@ def unit_status(records: Sequence[Mapping[str, Any] | None]) -> Status:
     against the first by :func:`judge`."""
     if not records:
         return "untested"
+    for r in records:  # most tests of a table: they worked everywhere, and no record is not ok
+        if r is None or r.get("outcome") not in GOOD:
+            break
+    else:
+        if not any(_any_not_ok(r) for r in records[1:] if r is not None):
+            return "works everywhere"
     kinds = [kind_of(_outcome(r)) for r in records]
-    if all(k == "works" for k in kinds) and not any(judge(records[0], r).broken for r in records[1:]):
-        return "works everywhere"
     judged = [(kind, judge(records[0], r)) for kind, r in zip(kinds[1:], records[1:], strict=True)]
     if any(j.regressed for _, j in judged):
         return "regressed"
@@ -193,7 +204,11 @@ def feature_statuses(reports: Sequence[ReportDocument], subsets: Collection[str]
     skip = [r["label"] in subsets for r in reports]
     found: dict[tuple[str, str], list[Status]] = {}
     for unit in units:
-        status = unit_status([r for r, leave_out in zip(unit, skip, strict=True) if r is not None or not leave_out])
-        for key in {(r.get("suite") or "", r["feature"]) for r in unit if r is not None}:  # the table's rows
-            found.setdefault(key, []).append(status)
+        status = unit_status(unit if not any(skip) else [r for r, out in zip(unit, skip, strict=True) if r or not out])
+        first = unit[0] or next(r for r in unit if r is not None)
+        key = (first.get("suite") or "", first["feature"])
+        found.setdefault(key, []).append(status)
+        for r in unit:  # paired records share the feature; another suite is another row of the table
+            if r is not None and r is not first and (r.get("suite") or "") != key[0]:
+                found.setdefault((r.get("suite") or "", r["feature"]), []).append(status)
     return {key: s[0] if len(s) == 1 else combined_status(s) for key, s in found.items()}

@@ -26,9 +26,12 @@ def pairs(
     the feature is shared.
     """
     old_count = Counter(r["feature"] for r in base["results"])
+    new_by_nodeid = {r["nodeid"]: r for r in candidate["results"]}
+    same = _same_tests(base["results"], new_by_nodeid, len(candidate["results"]))
+    if same is not None:  # the same tests under the same names: each is its own partner
+        return [(f if old_count[f] == 1 else f"{f} ({b['nodeid']})", b, a) for f, b, a in same], []
     new_count = Counter(r["feature"] for r in candidate["results"])
     new_by_feature = {r["feature"]: r for r in candidate["results"]}
-    new_by_nodeid = {r["nodeid"]: r for r in candidate["results"]}
     matched: set[int] = set()
     found: dict[int, ResultRecord] = {}  # base record's id -> its candidate record
     for before in base["results"]:
@@ -84,3 +87,20 @@ def _same_halves(base: list[ResultRecord], candidate: list[ResultRecord]) -> lis
 
     old, new = by_half(base), by_half(candidate)
     return [(old[key][0], new[key][0]) for key in old if len(old[key]) == 1 and len(new.get(key, ())) == 1]
+
+
+def _same_tests(
+    base: list[ResultRecord], candidate: dict[str, ResultRecord], count: int
+) -> list[tuple[str, ResultRecord, ResultRecord]] | None:
+    """[(feature, base record, candidate record)] where both reports ran the same node ids with the
+    same features (a re-run, a column of the same suite: what every rule above then pairs, found
+    without them: a table pairs each column with the first), else None."""
+    if count != len(base):
+        return None
+    out = []
+    for before in base:
+        after = candidate.get(before["nodeid"])
+        if after is None or after["feature"] != before["feature"]:
+            return None
+        out.append((before["feature"], before, after))
+    return out
