@@ -74,7 +74,7 @@ def render_text(
         lines.append(speed_not_compared(diff))
     elif diff.slowdowns or diff.noisy or max_slowdown is not None:
         over = f" more than {max_slowdown:g}x" if max_slowdown is not None else ""
-        lines.append(f"slowdowns{over}: {len(diff.slowdowns)}")
+        lines.append(f"slowdowns{over}: {len(diff.slowdowns)}{partly_compared(diff)}")
         listed(
             [
                 (
@@ -116,6 +116,18 @@ def speed_not_compared(diff: Diff) -> str:
     return (
         f"slowdowns: speed not compared: no row measured in both reports ({diff.speed_comparable}"
         f" {'row' if diff.speed_comparable == 1 else 'rows'} could have been; measured: BASE {diff.measured_base},"
+        f" CANDIDATE {diff.measured_candidate})"
+    )
+
+
+def partly_compared(diff: Diff) -> str:
+    """`` (compared the 2 rows measured in both; measured: BASE 10, CANDIDATE 2)`` where a report
+    measured rows the other did not: those were not compared, and the count says so."""
+    if diff.speed_compared >= max(diff.measured_base, diff.measured_candidate):
+        return ""
+    rows = "row" if diff.speed_compared == 1 else "rows"
+    return (
+        f" (compared the {diff.speed_compared} {rows} measured in both; measured: BASE {diff.measured_base},"
         f" CANDIDATE {diff.measured_candidate})"
     )
 

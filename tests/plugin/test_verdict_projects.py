@@ -214,3 +214,18 @@ def test_xfailed_rows_of_a_passing_run_are_not_failures(pytester: pytest.Pyteste
     assert "## Failures" not in md and "1 expected failure" in md and "0 broken" in md
     assert "| passed | xfailed | failed | crashed | not-installed | skipped |" in md
     assert "| tests | r [ci] | 1 | 1 | 0 | 0 | 0 | 0 |" in md
+
+
+def test_rows_measured_in_one_report_only_are_counted_as_not_compared(tmp_path: Path) -> None:
+    from pytest_rocm.report.diff import compare, render_text
+    from pytest_rocm.report.records import assemble
+
+    perf = {"median_s": 0.01, "spread": 0.01}
+    rows = [{"nodeid": f"t.py::test_{i}", "feature": f"t{i}", "outcome": "passed", "perf": perf} for i in range(3)]
+    lost = [dict(r) for r in rows]
+    for record in lost[1:]:
+        del record["perf"]  # the candidate timed one row of three
+    diff = compare(assemble("b", {}, rows), assemble("c", {}, lost))  # type: ignore[arg-type]
+    text = render_text(diff, "b", "c", 10.0, 1.25)
+    assert "slowdowns more than 1.25x: 0 (compared the 1 row measured in both; measured: BASE 3, CANDIDATE 1)" in text
+    assert diff.speed_compared == 1
