@@ -144,3 +144,20 @@ def test_a_record_a_failing_candidate_never_reached_counts_where_the_outcome_say
     assert broken_records({"outcome": "passed", "parity": _parity(True)}, crashed) == []
     # and a skipped candidate is untested, not broken
     assert broken_records(before, {"outcome": "skipped", "parity": []}) == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(report_pairs(), report_pairs())
+def test_a_row_of_three_columns_is_regressed_where_the_gate_finds_one_against_the_first(
+    one: tuple[dict[str, Any], dict[str, Any]], two: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    base, second = one
+    third = {**two[1], "label": "third"}
+    table = build_table([base, second, third])  # type: ignore[list-item]
+    regressed: set[str] = set()
+    for later in (second, third):
+        diff = compare(base, later)  # type: ignore[arg-type]
+        feature_of = {r["nodeid"]: r["feature"] for report in (base, later) for r in report["results"]}
+        regressed |= {feature_of[c.nodeid] for c in [*diff.regressions, *diff.broken_records]}
+    for row in table.rows:
+        assert (row.status == "regressed") == (row.feature in regressed), row
