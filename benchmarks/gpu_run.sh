@@ -178,6 +178,9 @@ suite_command() { # the command line of one suite, in SUITE_CMD
   SUITE_CMD=(env "PYTEST_ROCM_KNOWN_ISSUES_TIMEOUT=$per_test" "PYTEST_ROCM_DIST_TIMEOUT=$per_test")
   SUITE_CMD+=("$PY" -m pytest_rocm.cli run --suites "$SUITES_ROOT/$suite" --reports-dir "$OUTDIR/$suite")
   [[ -n $LABEL ]] && SUITE_CMD+=(--label "$LABEL")
+  # OUTDIR is this script's: a run again into it replaces all of it (env, logs, merged report),
+  # the suites' reports too, never a half of old and new
+  SUITE_CMD+=(--replace)
   # --rootdir the suites root (the last --rootdir wins): node ids keep the suite's folder, so the
   # features are operators/..., as in a run of all suites, and the table merges them
   SUITE_CMD+=(-- --rootdir "$SUITES_ROOT" -n "$WORKERS" --timeout "$per_test" -q)

@@ -4,7 +4,8 @@ when it is the one asked for, so ``rocm-compat --help`` stays instant and never 
 A subcommand module provides ``configure_parser(parser: argparse.ArgumentParser) -> None`` and
 ``run(args: argparse.Namespace) -> int``; one that sets ``PASSES_UNKNOWN_ARGS = True`` receives
 the arguments it does not know as ``args.passthrough`` (``rocm-compat run -k matmul``). Exit statuses: 0 ok, 1 the command's own "no"
-(a regression, a failing check), 2 bad input.
+(a regression, a failing check), 2 bad input; ``diff --fail-on-slowdown`` exits 3 when it compared
+no speed at all (docs/report.md).
 """
 
 from __future__ import annotations

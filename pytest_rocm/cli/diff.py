@@ -1,4 +1,5 @@
-"""``rocm-compat diff BASE CANDIDATE``: the upgrade gate (exit 1 on a regression)."""
+"""``rocm-compat diff BASE CANDIDATE``: the upgrade gate (exit 1 on a regression, 3 when the speed
+gate was asked for and nothing was measured in both reports)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help=f"a measured row (results[*].perf) counts as slower above X times BASE's time (default"
         f" {DEFAULT_MAX_SLOWDOWN:g}); a change within the recorded spread is 'noisy', not a slowdown",
     )
-    parser.add_argument("--fail-on-slowdown", action="store_true", help="exit 1 on slowdowns too (the speed gate)")
+    parser.add_argument(
+        "--fail-on-slowdown",
+        action="store_true",
+        help="exit 1 on slowdowns too (the speed gate); exit 3 when no row was measured in both reports",
+    )
     parser.add_argument(
         "--strict-selection",
         action="store_true",

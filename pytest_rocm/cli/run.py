@@ -87,6 +87,25 @@ def run_pytest(command: list[str]) -> int:
     return done.status
 
 
+def earlier_report(report_path: Path) -> str | None:
+    """What an earlier run of this label left at ``report_path`` (its report, or the sidecar of an
+    interrupted one), in words; None when nothing. A second run with the same label must not
+    silently replace it: an upgrade that keeps the label would lose the gate's base."""
+    sidecar = sidecar_path(report_path)
+    for path in (report_path, sidecar):
+        if not path.exists() and not path.is_symlink():
+            continue
+        what = "an interrupted earlier run of this label left its results" if path == sidecar else "a report exists"
+        try:
+            document = load_report(path)
+        except ReportError:
+            return f"{path}: {what} (not a readable report)"
+        count = len(document["results"])
+        when = document.get("created") or "at an unrecorded time"
+        return f"{path}: {what} (created {when}, {count} {'result' if count == 1 else 'results'})"
+    return None
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--require-gpu", action="store_true", help="no accelerator is an error (exit 2), not a CPU baseline"
@@ -98,6 +117,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "--reports-dir", default="reports", metavar="DIR", type=path_text, help="where to write (default: reports)"
     )
     parser.add_argument("--suites", metavar="DIR", type=path_text, help="suites folder (default: the bundled suites)")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the report an earlier run of this label left in --reports-dir (default: refuse, exit 2)",
+    )
     parser.add_argument(
         "--workload",
         metavar="FILE",
@@ -149,6 +173,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"rocm-compat run: {reports_dir}: cannot create ({exc.strerror})", file=sys.stderr)
         return 2
     report_path = reports_dir / f"{slug(label)}.json"
+    # before any output but this line: what an earlier run of this label left is never replaced silently
+    other_run = busy(report_path)
+    if other_run:
+        print(f"rocm-compat run: {other_run}: wait for it, or give this run another --label", file=sys.stderr)
+        return 2
+    earlier = None if args.replace else earlier_report(report_path)
+    if earlier:
+        print(f"rocm-compat run: {earlier}: --replace replaces it, or give this run another --label", file=sys.stderr)
+        return 2
     root, targets = suite_root(suites)
     if args.workload:  # the workload's rows alone: pytest is pointed at a folder with no tests
         root, targets = reports_dir / ".workload-root", []
@@ -158,10 +191,6 @@ def run(args: argparse.Namespace) -> int:
     command = suite_command(root, report_path, label, device=device, user_args=user_args, targets=targets)
     # quoted: the line is meant to be pasted into a shell ("--rocm-label 'cpu torch2.13.0'")
     print("rocm-compat run: " + shlex.join(command[2:]), flush=True)
-    other_run = busy(report_path)
-    if other_run:
-        print(f"rocm-compat run: {other_run}: wait for it, or give this run another --label", file=sys.stderr)
-        return 2
     for stale in (report_path, sidecar_path(report_path)):  # an earlier run's must not pass for this one's
         remove_if_regular(stale)
     status = run_pytest(command)

@@ -143,7 +143,9 @@ def _script(plan: Plan, options: K8sOptions) -> str:
             f"  LABEL={quoted([t.label])}; REPORT={quoted([t.report_file])}; touch_done\n"
             f"  pip install -q {quoted([c.torch])}{index}\n{packages}"
             f'  pip install -q "$PACKAGE" pytest-xdist pytest-timeout\n{override}'
-            f'  rocm-compat run --label "$LABEL" --reports-dir "$OUT"{require} "${{HOST[@]}}" "${{RUN_ARGS[@]}}" || status=$?\n'
+            # --replace: a retried index replaces its own earlier attempt (the folder is this run's)
+            f'  rocm-compat run --label "$LABEL" --reports-dir "$OUT" --replace{require} "${{HOST[@]}}" "${{RUN_ARGS[@]}}"'
+            " || status=$?\n"
             "  ;;\n"
         )
     host = '  HOST=(--rocm-host-label "$NODE_NAME")\n' if options.host_label else ""

@@ -221,7 +221,8 @@ def emit_slurm(plan: Plan, options: SlurmOptions) -> str:
             if options.host_label
             else []
         ),
-        '  rocm-compat run --label "$LABEL" --reports-dir "$out" "${extra[@]}" "${RUN_ARGS[@]}" || status=$?',
+        "  # --replace: this submission's folder is this task's alone; a requeued task replaces its own attempt",
+        '  rocm-compat run --label "$LABEL" --reports-dir "$out" --replace "${extra[@]}" "${RUN_ARGS[@]}" || status=$?',
         "  # 0 all passed, 1 some rows failed: both are a measurement, the report is written",
         '  if [ "$status" -gt 1 ]; then exit "$status"; fi',
         "}",

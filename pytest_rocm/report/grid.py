@@ -23,9 +23,12 @@ from dataclasses import dataclass, field
 
 from pytest_rocm.parity.tolerances import known_dtype
 from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
+from pytest_rocm.report.judgement import combined_status
 from pytest_rocm.report.oneline import ONE_LINE_CHARS, one_line
 from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
+
+__all__ = ["combined_status"]  # re-exported: a feature's status is report.judgement's
 from pytest_rocm.report.selection import selected_cells
 from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table
 
@@ -183,23 +186,6 @@ def feature_rows(table: Table) -> list[FeatureRow]:
                     feature.slowdown[(label, dtype)] = factor
         out.append(feature)
     return out
-
-
-def combined_status(statuses: list[Status]) -> Status:
-    """One feature's status from its dtype rows' (each judged column by column, the first the
-    base): a regression in any dtype is the row's, a fix counts where nothing else is wrong."""
-    found = set(statuses)
-    if found <= {"works everywhere"}:
-        return "works everywhere"
-    if "regressed" in found:
-        return "regressed"
-    if found <= {"untested"}:
-        return "untested"
-    if found <= {"broken", "untested"}:
-        return "broken"
-    if "fixed" in found and found <= {"fixed", "works everywhere", "untested"}:
-        return "fixed"
-    return "partial"
 
 
 @dataclass

@@ -59,6 +59,7 @@ STATUS_COLOURS = {
     "fixed": "#1565c0",
     "partial": "#ef6c00",
     "broken": "#c62828",
+    "expected failure": "#8d6e00",
     "untested": "#757575",
 }
 #: the charted dtypes (the low-precision ones) and their bars' colours

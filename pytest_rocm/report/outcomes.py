@@ -36,9 +36,12 @@ Outcome = Literal[
 #: the same, as a tuple in this order (the order of a report's ``summary``)
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
-#: outcomes that mean "works here", "does not work here"; the rest (skips) mean "not tested here"
+#: outcomes that mean "works here", "does not work here", "a known failure" (xfailed: the run is
+#: green, the test neither works nor breaks it); the rest (skips) mean "not tested here". What a
+#: change between two runs means is ``report.judgement``'s, for the table and the gate alike.
 GOOD: tuple[Outcome, ...] = ("passed", "xpassed")
-BAD: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout", "xfailed")
+BAD: tuple[Outcome, ...] = ("failed", "error", "crashed", "timeout")
+EXPECTED: tuple[Outcome, ...] = ("xfailed",)
 #: when one feature has several tests in one report, the cell shows the worst
 SEVERITY: tuple[Outcome, ...] = (
     "crashed",
@@ -55,7 +58,8 @@ SEVERITY: tuple[Outcome, ...] = (
 #: the summary's columns and the outcomes each counts
 SUMMARY: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
     ("passed", GOOD),
-    ("failed", ("failed", "error", "xfailed")),
+    ("xfailed", EXPECTED),
+    ("failed", ("failed", "error")),
     ("crashed", ("crashed", "timeout")),
     ("not-installed", ("not-installed",)),
     ("skipped", ("skipped", "not-run")),

@@ -157,6 +157,14 @@ def _speed_ratio(before: Mapping[str, Any], after: Mapping[str, Any]) -> float |
     return None
 
 
+def measured_in_both(before: Any, after: Any) -> bool:
+    """Whether the speed gate compares a row: both perf records give a ratio, or BASE's figure is
+    unusable beside CANDIDATE's (then :func:`slowdown_of` says "not comparable", which fails)."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return False
+    return _unusable_base(before, after) or _speed_ratio(before, after) is not None
+
+
 def _unusable_base(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
     """BASE recorded a median of 0, below 0 or not finite while CANDIDATE has a figure: any
     slowdown would pass unseen (a ratio over 0 is inf, or skipped as "cannot be compared")."""

@@ -11,7 +11,7 @@ Pure: the plugin's ``plugin.run_selection`` records the selection, this module r
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -68,6 +68,27 @@ def not_comparable(base: Mapping[str, Any], candidate: Mapping[str, Any]) -> tup
         why.append(f"BASE ran {' '.join(base_paths)}, CANDIDATE {' '.join(candidate_paths)}")
     note = "; ".join(why) if why else None
     return bool(candidate_subset) or other_paths, bool(base_subset) or other_paths, note
+
+
+def subset_columns(documents: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """label -> how its run narrowed the suite, for each report of a table that is not the whole of
+    what the others ran: a ``-k``/``-m``/node-id subset (:func:`subset_text`), or a run over other
+    paths than the first report's (``paths: operators``); the first report then too, as
+    :func:`not_comparable` takes both of a pair with other paths, and the table judges each column
+    against the first as ``diff`` judges CANDIDATE against BASE."""
+    first = _paths(documents[0]) if documents else []
+    other = [bool(first and (paths := _paths(d)) and paths != first) for d in documents]
+    if any(other):
+        other[0] = True
+    out = {}
+    for document, other_paths in zip(documents, other, strict=True):
+        parts = narrowing(selection_of(document))
+        paths = [str(a) for a in selection_of(document).get("args") or [] if "::" not in str(a)]
+        if other_paths and paths:  # node ids are named by narrowing() already
+            parts.append("paths: " + " ".join(sorted(paths)))
+        if parts:
+            out[str(document["label"])] = ", ".join(parts)
+    return out
 
 
 def selected_cells(cells: Mapping[str, T | None], subsets: Collection[str]) -> list[T | None]:

@@ -15,24 +15,23 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast
 
 from pytest_rocm.parity.tolerances import DTYPE_SHORT
 from pytest_rocm.report.escape import csv_cell, terminal
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.fleet import tool_version_note
 from pytest_rocm.report.growth import at_least, merge_worst, parity_figures
+from pytest_rocm.report.judgement import STATUSES, Status, feature_statuses, unit_status
 from pytest_rocm.report.load import ReportError
 from pytest_rocm.report.oneline import is_failing, worst_failing
-from pytest_rocm.report.outcomes import BAD, GOOD, SEVERITY, Outcome
+from pytest_rocm.report.outcomes import SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
-from pytest_rocm.report.selection import selected_cells, subset_text
+from pytest_rocm.report.selection import selected_cells, subset_columns
 
 SUITE_ORDER = ("operators", "libraries", "models")
-#: a row's combined status over its columns
-Status = Literal["works everywhere", "regressed", "fixed", "partial", "broken", "untested"]
-STATUSES: tuple[Status, ...] = get_args(Status)
+__all__ = ["STATUSES", "Status"]  # re-exported: a row's status is report.judgement's
 
 
 #: `` (rtol 1.0e-03)`` per tolerance seen, for Cell.figure: formatting a float is ~3,000
@@ -231,27 +230,11 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
 
 
 def row_status(cells: list[Cell | None]) -> Status:
-    """The row's word over its columns (in the table's order, the first being the base, as in
-    ``rocm-compat diff``): passed in the first and failed in a later one is **regressed**, failed
-    in the first and passed in every later one that ran it is **fixed**; otherwise **partial**."""
-    for c in cells:  # most rows: every column ran it and passed
-        if c is None or c.outcome not in GOOD:
-            break
-    else:
-        return "works everywhere" if cells else "untested"
-    tested = [c for c in cells if c is not None and (c.outcome in GOOD or c.outcome in BAD)]
-    if not tested:
-        return "untested"
-    if len(tested) == len(cells) and all(c.outcome in GOOD for c in tested):
-        return "works everywhere"
-    if all(c.outcome in BAD for c in tested):
-        return "broken"
-    first, later = cells[0], [c for c in cells[1:] if c is not None and c in tested]
-    if first is not None and first.outcome in GOOD and any(c.outcome in BAD for c in later):
-        return "regressed"
-    if first is not None and first.outcome in BAD and later and all(c.outcome in GOOD for c in later):
-        return "fixed"
-    return "partial"
+    """The status of one test whose cells these are (in the table's order, the first the base, as
+    in ``rocm-compat diff``): ``report.judgement.unit_status`` on their outcomes. ``build_table``
+    judges the records themselves (``judgement.feature_statuses``: parity records too, and a
+    feature's tests each on its own)."""
+    return unit_status([None if c is None else {"outcome": c.outcome} for c in cells])
 
 
 #: a row's detail where no record gave one (``features.row_detail``): no text, no calls
@@ -283,13 +266,14 @@ def build_table(reports: Sequence[ReportDocument], sources: list[str] | None = N
         rank = SUITE_ORDER.index(key[0]) if key[0] in SUITE_ORDER else len(SUITE_ORDER)
         return rank, key[0], -details[key][1], key[1]
 
-    subsets = {r["label"]: text for r in reports if (text := subset_text(r))}
+    subsets = subset_columns(reports)
+    statuses = feature_statuses(reports, subsets)
     rows = [
         Row(
             s,
             f,
             grid[(s, f)],
-            row_status(selected_cells(grid[(s, f)], subsets) if subsets else list(grid[(s, f)].values())),
+            statuses.get((s, f)) or row_status(selected_cells(grid[(s, f)], subsets)),
             issues.get((s, f)),
             details[(s, f)][0],
         )

@@ -193,7 +193,8 @@ def test_a_stale_report_from_an_earlier_run_is_not_taken_for_this_one(
     stale = tmp_path / "r" / "gate.json"
     write_json(stale, assemble("gate", {}, [{"nodeid": "x.py::test_old", "feature": "old", "outcome": "passed"}]))
     monkeypatch.setattr(runner, "run_pytest", FakePytest(killed=True))
-    assert cli.main(["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]) == 2
+    args = ["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate", "--replace"]
+    assert cli.main(args) == 2
     assert "gate.json.partial.jsonl  (interrupted run: partial)" in capsys.readouterr().out
     assert not stale.exists() and "| old |" not in (tmp_path / "r" / "gate.md").read_text()
 
@@ -209,3 +210,39 @@ def test_one_suite_runs_from_its_parent_so_rows_keep_the_suite_name(tmp_path: Pa
     (suites / "operators" / "test_gemm.py").write_text("def test_mm():\n    pass\n")
     assert runner.suite_root(suites) == (suites, [])
     assert runner.suite_root(suites / "operators") == (suites, [suites / "operators"])
+
+
+@pytest.mark.parametrize("left", ["report", "sidecar", "not a report"])
+def test_a_second_run_with_the_same_label_refuses_to_replace_what_the_first_left(
+    left: str, suites: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an upgrade keeps the label: a 32-minute base silently overwritten is a gate without a base
+    monkeypatch.setattr(runner, "detect", lambda: Environment.load(ENVS / "mi300x_8.json"))
+    first = tmp_path / "r" / "gate.json"
+    record = {"nodeid": "x.py::test_old", "feature": "old", "outcome": "passed"}
+    if left == "sidecar":
+        first.parent.mkdir()
+        first = sidecar_path(first)
+        sidecar = Sidecar(first, {"label": "gate", "environment": {}})
+        sidecar.append(record)
+        sidecar.close()
+    elif left == "report":
+        write_json(first, assemble("gate", {}, [record], created="2026-12-01T10:00:00+00:00"))
+    else:
+        first.parent.mkdir()
+        first.write_text("my notes")
+    before = first.read_bytes()
+    monkeypatch.setattr(runner, "run_pytest", lambda *a, **k: pytest.fail("must not run pytest"))
+    args = ["run", "--suites", str(suites), "--reports-dir", str(tmp_path / "r"), "--label", "gate"]
+    assert cli.main(args) == 2
+    out, err = capsys.readouterr()
+    (line,) = err.splitlines()
+    assert line.startswith(f"rocm-compat run: {first}: ") and "--replace replaces it" in line, line
+    assert {"report": "(created 2026-12-01T10:00:00+00:00, 1 result)", "sidecar": "interrupted earlier run"}.get(
+        left, "(not a readable report)"
+    ) in line
+    assert first.read_bytes() == before and out == ""
+    # --replace is the one way to replace it
+    monkeypatch.setattr(runner, "run_pytest", FakePytest())
+    assert cli.main([*args, "--replace"]) == 0
+    assert "x.py::test_old" not in (tmp_path / "r" / "gate.json").read_text()
