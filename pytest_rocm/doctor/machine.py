@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
+from pytest_rocm.doctor import ids
 from pytest_rocm.doctor.facts import (
     amd_present,
     amd_seen,
@@ -43,9 +44,9 @@ def _dxg_advice(env: Environment) -> str:
 
 def check_wsl(env: Environment, extras: Extras) -> Check:
     if not env.system.wsl:
-        return Check("wsl", "ok", "not running under WSL")
+        return Check(ids.WSL, "ok", "not running under WSL")
     return Check(
-        "wsl",
+        ids.WSL,
         "warn",
         "running under WSL: there is no /dev/kfd, GPUs are reached through /dev/dxg",
         "WSL needs AMD's WSL stack: the WSL-enabled Adrenalin driver, ROCm for WSL and the torch "
@@ -57,14 +58,14 @@ def check_accelerator(env: Environment, extras: Extras) -> Check:
     """Whether this machine has a GPU at all, said plainly: on a CPU-only machine every other
     check is "skipped", and "no problems found" alone would hide why no test reaches a GPU."""
     if amd_present(env, extras):
-        return Check("accelerator", "ok", f"AMD GPU: {amd_seen(env, extras).removeprefix('there is ')}")
+        return Check(ids.ACCELERATOR, "ok", f"AMD GPU: {amd_seen(env, extras).removeprefix('there is ')}")
     if nvidia_present(env, extras):
         where = ", ".join(extras.pci_nvidia_gpus) or "its driver's device files"
-        return Check("accelerator", "ok", f"NVIDIA GPU ({where})")
+        return Check(ids.ACCELERATOR, "ok", f"NVIDIA GPU ({where})")
     nvidia = "no NVIDIA device" if extras.nvidia_driver is not None else "NVIDIA devices not probed"
     torch = f"torch {env.torch} can" if env.torch else "torch (not installed) could"
     return Check(
-        "accelerator",
+        ids.ACCELERATOR,
         "warn",
         f"no GPU on this machine: no /dev/kfd and no AMD GPU on the PCI bus, {nvidia}; {torch} only use "
         "the CPU here, so GPU tests skip and `rocm-compat run` measures a CPU reference baseline",
@@ -75,15 +76,15 @@ def check_accelerator(env: Environment, extras: Extras) -> Check:
 
 def check_driver(env: Environment, extras: Extras) -> Check:
     if env.system.wsl:
-        return Check("driver", "skipped", "WSL has no amdgpu kernel driver of its own")
+        return Check(ids.DRIVER, "skipped", "WSL has no amdgpu kernel driver of its own")
     if not amd_present(env, extras):
-        return Check("driver", "skipped", "no AMD GPU on the PCI bus or in the KFD topology")
+        return Check(ids.DRIVER, "skipped", "no AMD GPU on the PCI bus or in the KFD topology")
     if env.system.kfd and env.system.gpus:
         version = env.system.amdgpu_version or "the kernel's own (no DKMS version file)"
-        return Check("driver", "ok", f"amdgpu loaded ({version}), {len(env.system.gpus)} GPU node(s) in KFD")
+        return Check(ids.DRIVER, "ok", f"amdgpu loaded ({version}), {len(env.system.gpus)} GPU node(s) in KFD")
     if env.system.gpus:  # the topology is there (from the host's /sys), the device node is not
         return Check(
-            "driver",
+            ids.DRIVER,
             "fail",
             f"the KFD topology lists {kernel_gpus(env)} but there is no /dev/kfd: the ROCm runtime cannot reach them",
             "in a container, pass the devices: --device /dev/kfd --device /dev/dri (docker, podman); "
@@ -91,7 +92,7 @@ def check_driver(env: Environment, extras: Extras) -> Check:
         )
     where = ", ".join(extras.pci_amd_gpus) or "the PCI bus"
     return Check(
-        "driver",
+        ids.DRIVER,
         "fail",
         f"AMD GPU at {where} but no KFD topology or /dev/kfd: the amdgpu driver is not loaded",
         "sudo modprobe amdgpu, then read `sudo dmesg | grep -i -e amdgpu -e kfd`; after a kernel "
@@ -102,14 +103,14 @@ def check_driver(env: Environment, extras: Extras) -> Check:
 
 def check_kfd_access(env: Environment, extras: Extras) -> Check:
     if not env.system.kfd:
-        return Check("kfd-access", "skipped", "/dev/kfd does not exist")
+        return Check(ids.KFD_ACCESS, "skipped", "/dev/kfd does not exist")
     groups = ", ".join(env.system.groups) or "none"
     if env.system.kfd_access is not False:
-        return Check("kfd-access", "ok", f"/dev/kfd opens read-write (groups: {groups})")
+        return Check(ids.KFD_ACCESS, "ok", f"/dev/kfd opens read-write (groups: {groups})")
     wanted = knowledge()["kfd_groups"]["list"]
     missing = [g for g in wanted if g not in env.system.groups]
     return Check(
-        "kfd-access",
+        ids.KFD_ACCESS,
         "fail",
         f"/dev/kfd exists but this user cannot open it read-write (groups: {groups}; missing: {', '.join(missing) or 'none'})",
         "sudo usermod -a -G render,video $USER, then log out and in again; in a container add "
@@ -153,7 +154,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
     the whole topology; code of another instruction set crashes."""
     set_vars = overrides.set_overrides(env.variables)
     if not set_vars:
-        return Check("hsa-override", "ok", "HSA_OVERRIDE_GFX_VERSION is not set")
+        return Check(ids.HSA_OVERRIDE, "ok", "HSA_OVERRIDE_GFX_VERSION is not set")
     nodes = _gpu_nodes(env)
     known_nodes = {n for n, _ in nodes if n is not None}
     # a per-node variable of a node that is no GPU node is never read by the runtime
@@ -168,11 +169,11 @@ def check_override(env: Environment, extras: Extras) -> Check:
         except ValueError as exc:
             repaired = _repair_override(value)
             fix = f"export {name}={repaired}" if repaired else f"unset {name}"
-            return Check("hsa-override", "fail", f"{exc}: the runtime rejects it and finds no GPU", fix)
+            return Check(ids.HSA_OVERRIDE, "fail", f"{exc}: the runtime rejects it and finds no GPU", fix)
     if not nodes:
         listed = ", ".join(f"{k}={v}" for k, v in set_vars.items())
         return Check(
-            "hsa-override", "warn", f"{listed} is set but no AMD GPU is visible", f"unset {', '.join(set_vars)}"
+            ids.HSA_OVERRIDE, "warn", f"{listed} is set but no AMD GPU is visible", f"unset {', '.join(set_vars)}"
         )
     applied: list[tuple[str, str, str, str]] = []  # (variable, value, silicon, target)
     for node, gfx in nodes:
@@ -186,7 +187,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
         if arch.override_kinship(gfx, target) is None:
             usual = arch.override_for(gfx)
             return Check(
-                "hsa-override",
+                ids.HSA_OVERRIDE,
                 "fail",
                 f"{name}={value} makes {arch.describe(gfx)} run {arch.describe(target)} code: a different "
                 "instruction set (no common family or generic target), which crashes or hangs",
@@ -197,7 +198,7 @@ def check_override(env: Environment, extras: Extras) -> Check:
     if stray:
         gpu_nodes = ", ".join(str(n) for n in sorted(known_nodes))
         return Check(
-            "hsa-override",
+            ids.HSA_OVERRIDE,
             "warn",
             f"{', '.join(stray)} names no KFD GPU node (GPU nodes: {gpu_nodes}; CPU nodes count too): the runtime ignores it",
             f"use HSA_OVERRIDE_GFX_VERSION_<node> with a GPU node: {gpu_nodes}",
@@ -205,14 +206,14 @@ def check_override(env: Environment, extras: Extras) -> Check:
     if not needing:
         listed = ", ".join(sorted({g for _, _, g, _ in applied} or {g for _, g in nodes}))
         return Check(
-            "hsa-override",
+            ids.HSA_OVERRIDE,
             "warn",
             f"{', '.join(f'{k}={v}' for k, v in set_vars.items())} is set but {listed} is itself supported by this "
             "build (or the override names it): it is not needed",
             f"unset {', '.join(set_vars)}",
         )
     said = "; ".join(f"{n}={v}: {g} runs {t} code ({arch.override_kinship(g, t)})" for n, v, g, t in needing)
-    return Check("hsa-override", "ok", said)
+    return Check(ids.HSA_OVERRIDE, "ok", said)
 
 
 def _silicon_of_devices(env: Environment) -> list[str]:
@@ -230,15 +231,15 @@ def check_igpu(env: Environment, extras: Extras) -> Check:
     apus = apu_gfxs()
     gfxs = _silicon_of_devices(env)
     if len(gfxs) < 2:
-        return Check("igpu", "skipped", f"{len(gfxs)} AMD GPU(s): nothing to hide")
+        return Check(ids.IGPU, "skipped", f"{len(gfxs)} AMD GPU(s): nothing to hide")
     integrated = [i for i, g in enumerate(gfxs) if g in apus]
     discrete = [i for i, g in enumerate(gfxs) if g not in apus]
     hidden = env.variables.get("HIP_VISIBLE_DEVICES") or env.variables.get("ROCR_VISIBLE_DEVICES")
     if not integrated or not discrete or (hidden and env.devices and len(env.devices) == len(discrete)):
-        return Check("igpu", "ok", f"devices: {', '.join(gfxs)}" + (f" (visible: {hidden})" if hidden else ""))
+        return Check(ids.IGPU, "ok", f"devices: {', '.join(gfxs)}" + (f" (visible: {hidden})" if hidden else ""))
     igpus = ", ".join(f"{i}:{gfxs[i]}" for i in integrated)
     return Check(
-        "igpu",
+        ids.IGPU,
         "warn",
         f"the integrated GPU ({igpus}) is enumerated next to the discrete card; code that picks device 0 "
         "or spreads over all devices lands on it",
@@ -262,13 +263,15 @@ def check_memory(env: Environment, extras: Extras) -> Check:
     )
     if not vram or not ram:
         if integrated and ram:
-            return Check("memory", "ok", f"APU ({unified}) shares the system's {ram / gib:.1f} GiB RAM: unified memory")
-        return Check("memory", "skipped", "system memory or VRAM unknown")
+            return Check(
+                ids.MEMORY, "ok", f"APU ({unified}) shares the system's {ram / gib:.1f} GiB RAM: unified memory"
+            )
+        return Check(ids.MEMORY, "skipped", "system memory or VRAM unknown")
     about = f"; APU ({unified}) shares system memory" if integrated else ""
     if ram >= vram:
-        return Check("memory", "ok", f"{ram / gib:.1f} GiB RAM for {vram / gib:.1f} GiB VRAM{about}")
+        return Check(ids.MEMORY, "ok", f"{ram / gib:.1f} GiB RAM for {vram / gib:.1f} GiB VRAM{about}")
     return Check(
-        "memory",
+        ids.MEMORY,
         "warn",
         f"{ram / gib:.1f} GiB RAM is less than the GPUs' {vram / gib:.1f} GiB VRAM: a model that fills the card "
         f"is loaded through RAM first and the process is killed{about}",
@@ -279,10 +282,10 @@ def check_memory(env: Environment, extras: Extras) -> Check:
 def check_probes(env: Environment, extras: Extras) -> Check:
     errors = env.system.errors
     if not errors:
-        return Check("probes", "ok", "every file and call detection reads answered")
+        return Check(ids.PROBES, "ok", "every file and call detection reads answered")
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return Check(
-        "probes",
+        ids.PROBES,
         "warn",
         f"{len(errors)} probe(s) failed: {errors[0]}{more}; the other checks judged without those facts",
         "`rocm-compat env` lists what could not be read; in a container, run with the host's /sys "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pytest_rocm.doctor import ids
 from pytest_rocm.doctor.facts import apu_gfxs, hardware_gfxs
 from pytest_rocm.doctor.model import Check, CheckStatus, Extras
 from pytest_rocm.doctor.ollama_log import OllamaLog, UnsupportedGpu, message_of
@@ -94,27 +95,27 @@ def check_ollama_runtime(env: Environment, extras: Extras) -> Check:
     install = extras.ollama
     if install is None:
         return Check(
-            "ollama-runtime", "skipped", "no Ollama install found (or not looked for: rocm-compat doctor looks)"
+            ids.OLLAMA_RUNTIME, "skipped", "no Ollama install found (or not looked for: rocm-compat doctor looks)"
         )
     who = f"{_version(extras)} ({install.binary})"
     system = env.system.rocm_version
     if install.rocm_dir is None:
         if hardware_gfxs(env):
             return Check(
-                "ollama-runtime",
+                ids.OLLAMA_RUNTIME,
                 "warn",
                 f"{who} has no ROCm libraries beside it (no libamdhip64/librocblas in lib/ollama or lib/ollama/rocm): "
                 "it cannot use the AMD GPU and runs models on the CPU",
                 BUNDLE_FIX,
             )
-        return Check("ollama-runtime", "ok", f"{who} carries no ROCm runtime (no AMD GPU here)")
+        return Check(ids.OLLAMA_RUNTIME, "ok", f"{who} carries no ROCm runtime (no AMD GPU here)")
     bundled = f"ROCm {install.rocm_version}" if install.rocm_version else "a ROCm of unknown release"
     beside = (
         f"; the system's ROCm {system} does not decide what Ollama runs" if system else "; no system ROCm is needed"
     )
     if system and install.rocm_version and system.split(".")[0] != install.rocm_version.split(".")[0]:
         beside += " (a fix or an upgrade of the system's ROCm does not reach Ollama)"
-    return Check("ollama-runtime", "ok", f"{who} loads its own {bundled} from {install.rocm_dir}{beside}")
+    return Check(ids.OLLAMA_RUNTIME, "ok", f"{who} loads its own {bundled} from {install.rocm_dir}{beside}")
 
 
 def _override_fix(gfx: str, covered: set[str] | None) -> str | None:
@@ -138,7 +139,7 @@ def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str, sili
     if '"' in value or "'" in value:
         bare = value.strip("\"' ")
         return Check(
-            "ollama-gfx",
+            ids.OLLAMA_GFX,
             "fail",
             f"the server got HSA_OVERRIDE_GFX_VERSION with quotes inside its value ({seen}): the runtime cannot read "
             "it (ollama/ollama#3107)",
@@ -147,11 +148,11 @@ def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str, sili
     try:
         target = arch.parse_override(value)
     except ValueError as exc:
-        return Check("ollama-gfx", "fail", f"{exc} ({seen})", "set it as major.minor.stepping, e.g. 10.3.0")
+        return Check(ids.OLLAMA_GFX, "fail", f"{exc} ({seen})", "set it as major.minor.stepping, e.g. 10.3.0")
     if covered is not None and target not in covered:
         listed = ", ".join(sorted(covered)) or "no gfx at all"
         return Check(
-            "ollama-gfx",
+            ids.OLLAMA_GFX,
             "warn",
             f"HSA_OVERRIDE_GFX_VERSION={value} makes the GPU run {target} kernels, but {said_by} has none for it "
             f"(it covers {listed}) ({seen})",
@@ -160,14 +161,14 @@ def _judge_override(log: OllamaLog, covered: set[str] | None, said_by: str, sili
     if silicon and all(arch.override_unneeded(g, target, covered) for g in silicon):
         why = "names that gfx itself" if set(silicon) == {target} else f"{said_by} has native kernels for it"
         return Check(
-            "ollama-gfx",
+            ids.OLLAMA_GFX,
             "warn",
             f"HSA_OVERRIDE_GFX_VERSION={value} reached the server but {', '.join(silicon)} needs none: it {why} "
             f"({seen})",
             "sudo systemctl edit ollama, delete the HSA_OVERRIDE_GFX_VERSION line, then sudo systemctl restart ollama",
         )
     return Check(
-        "ollama-gfx", "ok", f"HSA_OVERRIDE_GFX_VERSION={value} reached the server: it runs {target} kernels ({seen})"
+        ids.OLLAMA_GFX, "ok", f"HSA_OVERRIDE_GFX_VERSION={value} reached the server: it runs {target} kernels ({seen})"
     )
 
 
@@ -185,25 +186,27 @@ def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
     if log is not None and left_out:
         besides = f"; it leaves out the integrated GPU ({', '.join(left_out)}) ({_quote(log, 'igpu_skipped')})"
     if gfxs and covered is None and log is not None and set(gfxs) <= set(log.supported):
-        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)}: the server says {_quote(log, 'supported')}{besides}")
+        return Check(ids.OLLAMA_GFX, "ok", f"{', '.join(gfxs)}: the server says {_quote(log, 'supported')}{besides}")
     running = {c.compute for c in log.rocm_computes} if log is not None else set()
     if gfxs and covered is None and log is not None and set(gfxs) <= running:
         # 0.12 and later print no "amdgpu is supported": the discovery line is the server's word
         return Check(
-            "ollama-gfx", "ok", f"{', '.join(gfxs)}: the server runs on it ({_quote(log, 'compute_gpu')}){besides}"
+            ids.OLLAMA_GFX, "ok", f"{', '.join(gfxs)}: the server runs on it ({_quote(log, 'compute_gpu')}){besides}"
         )
     if not gfxs and left_out and log is not None:
         return Check(
-            "ollama-gfx",
+            ids.OLLAMA_GFX,
             "skipped",
             f"the only AMD GPU ({', '.join(left_out)}) is integrated and the server leaves it out "
             f"({_quote(log, 'igpu_skipped')}): see ollama-gpu",
         )
     if not gfxs or covered is None:
-        return Check("ollama-gfx", "skipped", "no AMD GPU known, or no bundled ROCm kernels and no server log to judge")
+        return Check(
+            ids.OLLAMA_GFX, "skipped", "no AMD GPU known, or no bundled ROCm kernels and no server log to judge"
+        )
     missing = [g for g in gfxs if g not in covered]
     if not missing:
-        return Check("ollama-gfx", "ok", f"{', '.join(gfxs)} covered by {said_by}{besides}")
+        return Check(ids.OLLAMA_GFX, "ok", f"{', '.join(gfxs)} covered by {said_by}{besides}")
     gfx = missing[0]
     listed = ", ".join(sorted(covered, key=lambda g: (len(g), g))) or "no gfx at all"
     evidence = f"{arch.describe(gfx)} has no kernels in {said_by} (it covers {listed}): Ollama runs on the CPU"
@@ -216,7 +219,7 @@ def check_ollama_gfx(env: Environment, extras: Extras) -> Check:
             if not covered
             else f"; {VULKAN_NOTE}; or llama.cpp built for it (GGML_HIP=ON, AMDGPU_TARGETS={gfx})"
         )
-    return Check("ollama-gfx", "warn", evidence, fix)
+    return Check(ids.OLLAMA_GFX, "warn", evidence, fix)
 
 
 def _cause(log: OllamaLog) -> tuple[str, str]:
@@ -265,22 +268,22 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
     log = extras.ollama_log
     if log is None:
         return Check(
-            "ollama-gpu",
+            ids.OLLAMA_GPU,
             "skipped",
             "no Ollama server log read (rocm-compat doctor --ollama-log FILE, or a readable journalctl -u ollama)",
         )
     where = extras.ollama_log_from or "the log"
     if log.lines == 0:
-        return Check("ollama-gpu", "skipped", f"{where} has no Ollama server lines")
+        return Check(ids.OLLAMA_GPU, "skipped", f"{where} has no Ollama server lines")
     who = _version(extras)
     if log.rocm_computes:
         c = log.rocm_computes[0]
         named = c.description or c.name
-        return Check("ollama-gpu", "ok", f"{who} runs on the GPU: ROCm, {c.compute} ({named}, {c.total}) ({where})")
+        return Check(ids.OLLAMA_GPU, "ok", f"{who} runs on the GPU: ROCm, {c.compute} ({named}, {c.total}) ({where})")
     if vulkan := [c for c in log.gpu_computes if c.library.lower() == "vulkan"]:
         c = vulkan[0]
         return Check(
-            "ollama-gpu",
+            ids.OLLAMA_GPU,
             "ok",
             f"{who} runs on the GPU through Vulkan, not ROCm ({c.description or c.name}, {c.total}) ({where})",
         )
@@ -289,7 +292,7 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
         amd = hardware_gfxs(env)
         status: CheckStatus = "warn" if amd else "ok"
         also = f", not the AMD GPU ({', '.join(amd)})" if amd else ""
-        return Check("ollama-gpu", status, f"{who} runs on {c.library} ({c.name}){also} ({where})")
+        return Check(ids.OLLAMA_GPU, status, f"{who} runs on {c.library} ({c.name}){also} ({where})")
     fell_back = (
         log.no_gpu
         or "compute_cpu" in log.quoted
@@ -301,11 +304,11 @@ def check_ollama_gpu(env: Environment, extras: Extras) -> Check:
     )
     if not fell_back:
         return Check(
-            "ollama-gpu",
+            ids.OLLAMA_GPU,
             "skipped",
             f"{where} does not say what the last server start runs on (no inference compute line)",
         )
     cause, fix = _cause(log)
     verdict = _quote(log, "no_gpu") or _quote(log, "compute_cpu")
     evidence = f"{who} runs models on the CPU{f' ({verdict})' if verdict else ''}" + (f": {cause}" if cause else "")
-    return Check("ollama-gpu", "fail", f"{evidence} ({where})", fix)
+    return Check(ids.OLLAMA_GPU, "fail", f"{evidence} ({where})", fix)

@@ -1,12 +1,13 @@
 """Reading an ini value as the user wrote it, whatever the file's format.
 
-The plugin's ini values (and pytest-timeout's ``timeout``) are registered as strings. A TOML
+The plugin's own ini values are registered as strings. A TOML
 configuration can still hold another type there: ``rocm_gfx = ["gfx1100", "gfx90a"]``. pytest
 then either hands the list over with a deprecation warning (``[tool.pytest.ini_options]``,
 pytest 9.1 and later) or refuses it (``[tool.pytest]``, ``pytest.toml``, and every format from
 pytest 10): a ``TypeError`` up to pytest 9.1, its own one-line ``UsageError`` from 9.2. Read through :func:`ini_text`, such a value is never cut into pieces nor
 a traceback: a list of strings is the comma-separated list where the option takes one, anything
-else is one usage error naming the ini file and what to write instead.
+else is one usage error naming the ini file and what to write instead. Other plugins' ini values
+(pytest-timeout's ``timeout``) are theirs: they are read as pytest gives them, never from the file.
 """
 
 from __future__ import annotations

@@ -1,17 +1,19 @@
 """The numbers other plugins take that a run of the suites depends on, checked as numbers.
 
-pytest-timeout's seconds (``--timeout``, ``PYTEST_TIMEOUT``, ini ``timeout``): it takes ``nan``
-and ``-5`` as "no timeout" (the hang protection of a run silently off), fails on ``inf`` with an
-INTERNALERROR, and reads '٣' as 3 (``float``); the report tells a hang from a crash by this value.
-pytest's ``--maxfail`` and pytest-xdist's ``-n`` and ``--max-worker-restart`` are parsed with
-``int``, which takes other scripts' digits too: their command-line text must be ASCII.
-A bad value is a usage error naming its source, as for the plugin's own options.
+pytest-timeout's seconds (a ``timeout`` marker, ``--timeout``, ``PYTEST_TIMEOUT``, ini ``timeout``):
+the report tells a hang from a crash by them, so :func:`timeout_setting` reads them with
+pytest-timeout's own precedence, the one place the plugin does. The session's value is checked
+as a number (pytest-timeout takes ``nan`` and ``-5`` as "no timeout", the hang protection of a run
+silently off, and fails on ``inf`` with an INTERNALERROR); a bad one is a usage error naming its
+source, as for the plugin's own options. Other plugins' options (``-n``, ``--maxfail``) are
+theirs to parse: the plugin does not read pytest's command line again.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -38,58 +40,64 @@ def parse_seconds(text: Any) -> float:
     return seconds
 
 
-def _command_line_text(config: pytest.Config, flag: str, parsed: Any) -> Any:
-    """The text given for ``flag`` on the command line (pytest-timeout parses it with ``float``,
-    which takes '٣' for 3.0), else the parsed value."""
-    if parsed is None:
-        return None
-    args = [str(a) for a in config.invocation_params.args]
-    text: Any = parsed
-    for i, arg in enumerate(args):
-        if arg == flag and i + 1 < len(args):
-            text = args[i + 1]
-        elif arg.startswith(flag + "="):
-            text = arg[len(flag) + 1 :]
-    return text
+@dataclass(frozen=True)
+class TimeoutSetting:
+    """pytest-timeout's timeout for a test or the session: the value as given and where from."""
+
+    value: Any  # None: no timeout set anywhere
+    source: str  # "marker", "--timeout", "PYTEST_TIMEOUT", "timeout in tox.ini", "default"
+
+    @property
+    def seconds(self) -> float | None:
+        """The seconds, None for no timeout (0, unset) or a value pytest-timeout reports itself."""
+        try:
+            seconds = float(self.value) if self.value is not None else 0.0
+        except (TypeError, ValueError):
+            return None
+        return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
-#: options whose text must be ASCII (``int`` parses them; '٣' would be taken for 3)
-ASCII_NUMBER_FLAGS = ("--maxfail", "-n", "--numprocesses", "--max-worker-restart", "--timeout")
+def _marker_value(marker: pytest.Mark) -> Any:
+    """``@pytest.mark.timeout(S)`` / ``timeout(timeout=S)``: None when the marker sets no seconds
+    (``timeout(method="thread")``), so the session's value applies, as in pytest-timeout."""
+    return marker.args[0] if marker.args else marker.kwargs.get("timeout")
 
 
-def check_ascii_numbers(config: pytest.Config) -> None:
-    """The command line's numeric options of pytest and its plugins: ASCII text only."""
-    args = [str(a) for a in config.invocation_params.args]
-    for i, arg in enumerate(args):
-        for flag in ASCII_NUMBER_FLAGS:
-            if arg == flag and i + 1 < len(args):
-                text = args[i + 1]
-            elif arg.startswith(flag + "=") and flag.startswith("--"):
-                text = arg[len(flag) + 1 :]
-            else:
-                continue
-            if not text.isascii():
-                raise pytest.UsageError(f"{flag}={text!r}: expected a number in ASCII digits")
+def timeout_setting(config: pytest.Config, marker: pytest.Mark | None = None) -> TimeoutSetting:
+    """pytest-timeout's timeout with its own precedence: the test's ``timeout`` marker, then
+    ``--timeout``, the ``PYTEST_TIMEOUT`` variable, the ini ``timeout``, else none (the default).
+    Without pytest-timeout loaded there is no timeout (its option, variable and ini mean nothing)."""
+    if marker is not None and _marker_value(marker) is not None:
+        return TimeoutSetting(_marker_value(marker), "marker")
+    try:
+        ini = _timeout_ini(config)
+    except ValueError:  # no such ini value: pytest-timeout is not loaded
+        return TimeoutSetting(None, "default")
+    where = config.inipath.name if config.inipath else "ini file"
+    candidates = (
+        (config.getoption("timeout", None), "--timeout"),
+        (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
+        (ini or None, f"timeout in {where}"),  # "" (unset) as pytest-timeout reads it
+    )
+    return next((TimeoutSetting(v, s) for v, s in candidates if v is not None), TimeoutSetting(None, "default"))
+
+
+def _timeout_ini(config: pytest.Config) -> Any:
+    """pytest-timeout's ini ``timeout`` as pytest gives it: its value is pytest's and pytest-timeout's
+    to read, so a TOML value pytest refuses is pytest's one-line message, not read again here."""
+    try:
+        return config.getini("timeout")
+    except TypeError as exc:  # pytest 9.0 and 9.1 refuse a TOML number with a TypeError (9.2: UsageError)
+        raise pytest.UsageError(str(exc)) from None
 
 
 def check_timeout(config: pytest.Config) -> None:
-    """Validate pytest-timeout's ``--timeout`` / ``PYTEST_TIMEOUT`` / ini ``timeout`` (its own
-    precedence), when it is installed: the report tells a hang from a crash by it."""
-    from pytest_rocm.plugin.inivalues import ini_file_name, ini_text
-
-    try:
-        ini = ini_text(config, "timeout")  # a TOML number there: one line saying to quote it
-    except ValueError:  # no such ini value: pytest-timeout is not loaded
-        return
-    candidates = (  # pytest-timeout's precedence: command line, variable, ini
-        (_command_line_text(config, "--timeout", config.getoption("timeout", None)), "--timeout"),
-        (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
-        (ini, f"timeout in {ini_file_name(config)}"),
-    )
-    value, source = next(((v, s) for v, s in candidates if v is not None), (None, ""))
-    if value is None:
+    """Validate pytest-timeout's session timeout, when it is loaded: the report tells a hang from
+    a crash by it. Its text is pytest-timeout's to parse (``--timeout`` arrives as a float)."""
+    setting = timeout_setting(config)
+    if setting.value is None:
         return
     try:
-        parse_seconds(value)
+        parse_seconds(setting.value)
     except ValueError as exc:
-        raise pytest.UsageError(f"{source}={value!r}: {exc}") from None
+        raise pytest.UsageError(f"{setting.source}={setting.value!r}: {exc}") from None

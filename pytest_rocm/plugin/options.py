@@ -327,9 +327,8 @@ def _spec(dest: str) -> OptionSpec:
 
 def resolve(config: pytest.Config) -> Settings:
     """Resolve and validate every option; ``pytest.UsageError`` (one line, naming the source)."""
-    from pytest_rocm.plugin.numbers import check_ascii_numbers, check_timeout
+    from pytest_rocm.plugin.numbers import check_timeout
 
-    check_ascii_numbers(config)
     check_timeout(config)  # pytest-timeout's, when it is loaded
     values: dict[str, Any] = {}
 

@@ -24,6 +24,7 @@ from pytest_rocm.plugin.accelerator import AcceleratorProbe
 from pytest_rocm.plugin.markcache import feature_of
 from pytest_rocm.plugin.markspec import MarkerError
 from pytest_rocm.plugin.modules import MODULES_PLUGIN, ModulesRecorder, mismatch_lines
+from pytest_rocm.plugin.numbers import timeout_setting
 from pytest_rocm.plugin.options import Settings, named
 from pytest_rocm.plugin.run_selection import SELECTION_PLUGIN, SelectionRecorder, recorded_selection, under_xdist
 from pytest_rocm.plugin.session import detect_if_harmless, device_string, get_environment, get_state
@@ -57,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SelectionRecorder(), SELECTION_PLUGIN)
     config.pluginmanager.register(ModulesRecorder(config), MODULES_PLUGIN)  # which code ran
     if not is_worker(config):
-        writer = ReportWriter(config, settings, _timeout_seconds(config), bool(config.getoption("collectonly")))
+        writer = ReportWriter(config, settings, timeout_setting(config).seconds, bool(config.getoption("collectonly")))
         config.pluginmanager.register(writer, "rocm-report-writer")
         if under_xdist(config):
             config.pluginmanager.register(writer.starts, "rocm-report-starts")
@@ -109,15 +110,13 @@ def _closest_timeout(item: pytest.Item, of_parents: dict[int, pytest.Mark | None
 
 
 def _marker_timeout(item: pytest.Item, of_parents: dict[int, pytest.Mark | None]) -> float | None:
-    """pytest-timeout's ``@pytest.mark.timeout(S)`` / ``timeout(timeout=S)`` on this test."""
+    """The seconds of pytest-timeout's ``timeout`` marker on this test (None: no marker, or one
+    without seconds: the session's timeout applies)."""
     marker = _closest_timeout(item, of_parents)
     if marker is None:
         return None
-    value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None  # pytest-timeout reports its own bad marker
+    setting = timeout_setting(item.config, marker)
+    return setting.seconds if setting.source == "marker" else None
 
 
 class TestStarts:
@@ -441,18 +440,3 @@ def _why_stopped(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> 
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         return "not run: the run was interrupted"
     return f"not run: the run ended first (pytest exit status {int(exitstatus)})"
-
-
-def _timeout_seconds(config: pytest.Config) -> float | None:
-    """pytest-timeout's global timeout (option or ini), to tell its kills from other crashes."""
-    value = config.getoption("timeout", None)
-    if value in (None, ""):
-        try:
-            value = config.getini("timeout")
-        except (ValueError, KeyError):
-            value = None
-    try:
-        seconds = float(value) if value not in (None, "") else 0.0
-    except (TypeError, ValueError):
-        return None
-    return seconds or None

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+from pytest_rocm.vet.finding import Finding
 from pytest_rocm.vet.result import KEEP_PER_RULE, ScanResult
-from pytest_rocm.vet.rule import Context, Finding, place_of
+from pytest_rocm.vet.rule import Context, place_of
 
 #: what a held group of findings is: (vendored tree or "", side, member path)
 Key = tuple[str, str, str]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pytest_rocm.vet.finding import Finding
 from pytest_rocm.vet.ggml import GgmlEvidence
-from pytest_rocm.vet.rule import Finding
 
 #: findings kept per (rule, context); all matches are counted
 KEEP_PER_RULE = 200

@@ -14,7 +14,8 @@ which ``side`` it is evidence for; and its ``tier``, which is how much the verdi
 - ``mention``: a description that mentions ROCm (no code behind it, by itself);
 - ``usage``: what the package builds on (torch, the PyTorch ecosystem, other GPU libraries).
 
-The tables themselves are in ``rules_cuda``, ``rules_rocm`` and ``rules_deps``; ``rules`` joins them.
+The tables themselves are in ``rules_cuda``, ``rules_rocm`` and ``rules_deps``; ``registry`` joins
+them into the one mapping by id, and ``finding`` says what a finding is.
 """
 
 from __future__ import annotations
@@ -90,8 +91,10 @@ def place_of(path: str) -> Place:
     return "runtime"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
+    """One rule, as data: built by keyword only (three strings in a row read alike)."""
+
     id: str
     subject: Subject
     pattern: str
@@ -141,7 +144,9 @@ def kinds(*names: FileKind) -> frozenset[FileKind]:
 
 
 def _safety(rule_id: str, severity: Severity, message: str) -> Rule:
-    return Rule(rule_id, SAFETY, "", "safety", "safety", severity, message)
+    return Rule(
+        id=rule_id, subject=SAFETY, pattern="", side="safety", tier="safety", severity=severity, message=message
+    )
 
 
 #: what the readers of archives and folders report about members they refuse to read
@@ -174,51 +179,3 @@ INCOMPLETE = ("archive-too-large", "too-many-members")
 #: members left unread by a size or time bound, or unreadable: when one is in the package's
 #: runtime code or build, the class is only what the files read establish ("at least")
 PARTIAL = (*INCOMPLETE, "oversized-member", "nested-archive-skipped", "unreadable")
-
-#: every rule by id; filled by ``rules`` (the tables register themselves there)
-RULES_BY_ID: dict[str, Rule] = {r.id: r for r in SAFETY_RULES}
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    path: str
-    line: int | None
-    text: str
-    severity: Severity
-    #: "comment", "optional", "vendored" (see Context) or "" for evidence
-    context: Context = ""
-
-    @property
-    def spec(self) -> Rule:
-        return RULES_BY_ID[self.rule]  # the tables register when pytest_rocm.vet.rules is imported
-
-    @property
-    def place(self) -> Place:
-        return place_of(self.path)
-
-    @property
-    def counts(self) -> bool:
-        """Whether it is evidence for the verdict: not in a comment, an optional extra, a
-        vendored tree or an opt-in path, and in the package's runtime code or build (its tests
-        and examples say how it is tested and used, not what it is). Safety findings always count."""
-        return not self.context and (self.spec.side == "safety" or self.place in ("runtime", "build"))
-
-    def to_json(self) -> dict[str, object]:
-        rule = self.spec
-        return {
-            "rule": self.rule,
-            "path": self.path,
-            "line": self.line,
-            "text": self.text,
-            "severity": self.severity,
-            "side": rule.side,
-            "tier": rule.tier,
-            "context": self.context or None,
-            "place": self.place,
-            "message": rule.message,
-        }
-
-
-def safety_finding(rule: str, path: str, detail: str) -> Finding:
-    return Finding(rule, path, None, detail, RULES_BY_ID[rule].severity)

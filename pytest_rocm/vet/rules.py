@@ -3,12 +3,13 @@
 Rules are data: :class:`rule.Rule` says what one is (and how much the verdict makes of each
 tier); the tables are by topic, in ``rules_cuda`` (CUDA sources, binaries, builds),
 ``rules_rocm`` (HIP and ROCm paths) and ``rules_deps`` (requirements, vendor libraries loaded at
-run time, Python's CUDA assumptions, what a package builds on). This module joins them and keeps
-the names the rest of vet imports.
+run time, Python's CUDA assumptions, what a package builds on); ``registry`` joins them by id.
+This module keeps the names the rest of vet imports.
 """
 
 from __future__ import annotations
 
+from pytest_rocm.vet.finding import Finding, safety_finding
 from pytest_rocm.vet.kinds import (
     ARCHIVE,
     BINARY,
@@ -23,35 +24,29 @@ from pytest_rocm.vet.kinds import (
     FileKind,
     kind_of,
 )
+from pytest_rocm.vet.registry import ALL_RULES, RULES, RULES_BY_ID
 from pytest_rocm.vet.rule import (
     DERIVED,
     INCOMPLETE,
     NEEDED,
     PARTIAL,
     PATH,
-    RULES_BY_ID,
     SAFETY,
     SAFETY_RULES,
     SECTION,
     SEVERITIES,
     TEXT,
     Context,
-    Finding,
     Rule,
     Severity,
     Side,
     Subject,
     Tier,
-    safety_finding,
 )
-from pytest_rocm.vet.rules_cuda import CUDA_RULES
-from pytest_rocm.vet.rules_deps import DEPS_RULES, ECOSYSTEM, GPU_LIBRARIES
-from pytest_rocm.vet.rules_rocm import ROCM_RULES
-
-RULES: tuple[Rule, ...] = CUDA_RULES + DEPS_RULES + ROCM_RULES
-RULES_BY_ID.update({r.id: r for r in RULES})
+from pytest_rocm.vet.rules_deps import ECOSYSTEM, GPU_LIBRARIES
 
 __all__ = [
+    "ALL_RULES",
     "ARCHIVE",
     "BINARY",
     "BUILD",

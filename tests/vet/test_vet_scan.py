@@ -187,7 +187,9 @@ def test_a_binary_rule_says_which_side_its_binaries_were_built_for(
     assert {r.side for r in RULES if r.subject in (NEEDED, SECTION)} <= {"cuda", "rocm"}
     base = RULES_BY_ID["links-rocm-library"]
     extra = replace(base, id="links-test-rocm-library", pattern=r"^libtestrocm\.so")
-    monkeypatch.setitem(RULES_BY_ID, extra.id, extra)
+    from pytest_rocm.vet import registry
+
+    monkeypatch.setattr(registry, "RULES_BY_ID", registry.registry((*registry.ALL_RULES, extra)))
     files = wheel_metadata("binpkg", "2.0", [])
     files["binpkg/_C.so"] = make_elf(["libtestrocm.so.1"])
     files["binpkg/_cu.so"] = make_elf(["libcudart.so.12"])
