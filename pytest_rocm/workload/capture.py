@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from pytest_rocm.workload.purity import impure
 from pytest_rocm.workload.schema import SCHEMA, write_workload
 from pytest_rocm.workload.signature import signature_id
 
@@ -125,6 +126,9 @@ def not_replayable(func: Any, args: list[dict[str, Any]], kwargs: dict[str, dict
         return "data-dependent output: its shape or value depends on the input values"
     if func.overloadpacket.__name__ in _UNINITIALISED:
         return "output is uninitialised memory: nothing to compare"
+    why = impure(func)
+    if why:
+        return f"not pure computation: {why}"
     opaque = next((o for o in map(_has_opaque, [*args, *kwargs.values()]) if o), None)
     if opaque:
         return f"an argument of type {opaque} cannot be recorded"

@@ -21,19 +21,17 @@ from typing import Any
 
 import torch
 
-from pytest_rocm.parity import tolerances as tols
-from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
-from pytest_rocm.parity.result import Comparison, ParityResult
+from pytest_rocm.parity.result import ParityResult
+from pytest_rocm.workload import guard
+from pytest_rocm.workload.compare import compare, computed_at, dtype_name
+from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
+from pytest_rocm.workload.limits import DEFAULT_MAX_BYTES
 from pytest_rocm.workload.references import SUBSTITUTES
 from pytest_rocm.workload.signature import signature_text
 
 #: what the dispatcher says when an op has no kernel for a backend
 _NO_KERNEL = "Could not run"
-
-
-class NotReplayable(Exception):
-    """The signature cannot be replayed here (no such op in this torch, no CPU kernel at all)."""
 
 
 class DeviceFailed(Exception):
@@ -49,15 +47,6 @@ class Replay:
     #: the perf record of the device call (random inputs), when timed (``perf.measure``)
     perf: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def resolve_op(name: str) -> Any:
-    """``aten.mm.default`` -> ``torch.ops.aten.mm.default``; NotReplayable when this torch lacks it."""
-    namespace, packet, overload = name.split(".")
-    try:
-        return getattr(getattr(getattr(torch.ops, namespace), packet), overload)
-    except (AttributeError, RuntimeError):
-        raise NotReplayable(f"this torch ({torch.__version__}) has no op {name}") from None
 
 
 def written_inputs(func: Any, built: Built) -> Iterator[tuple[str, Any]]:
@@ -84,45 +73,6 @@ def _outputs(func: Any, built: Built, returned: Any) -> list[tuple[str, torch.Te
     for name, value in written_inputs(func, built):
         found.extend(leaves(value, name))
     return found
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def _tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
-    name = _dtype_name(dtype)
-    return tols.default_tolerance(name if name in tols.DTYPE_NAMES else "float64", k)
-
-
-def _reference_for(got: torch.Tensor, ref: torch.Tensor) -> Reference:
-    """The float64 reference, with the dtype's overflow kept: where the reference rounded to the
-    output's dtype is infinite, that inf is what a right kernel returns."""
-    ref = ref.detach().cpu()
-    if ref.is_floating_point() and got.dtype != ref.dtype and got.is_floating_point():
-        rounded = ref.to(got.dtype).to(ref.dtype)
-        ref = torch.where(torch.isinf(rounded) & torch.isfinite(ref), rounded, ref)
-    return Reference(ref)
-
-
-def compare(
-    result: ParityResult, label: str, got: torch.Tensor, ref: torch.Tensor, k: int, mode: str = "absolute"
-) -> Comparison:
-    dtype = _dtype_name(got.dtype)
-    base = Comparison(dtype, label, mode, False, None)
-    if got.shape != ref.shape or got.is_floating_point() != ref.is_floating_point():
-        base.kind, base.detail = "structure", f"{label}: got {tuple(got.shape)} {dtype}, reference {tuple(ref.shape)}"
-        result.comparisons.append(base)
-        return base
-    if got.is_complex():
-        got, ref = torch.view_as_real(got.detach()), torch.view_as_real(ref.detach())
-    reference = _reference_for(got, ref)
-    if not got.is_floating_point():
-        comparison = compare_exact(got.detach().cpu(), reference, base)
-    else:
-        comparison = compare_float(got.detach(), reference, _tolerance(got.dtype, k), base, allow_vacuous=True)
-    result.comparisons.append(comparison)
-    return comparison
 
 
 def reduction_bound(built: Built) -> int:
@@ -179,21 +129,28 @@ def _backward(
     )
     for (name, _), got, want in zip(dev.grad_inputs, dev_grads, ref_grads, strict=True):
         if got is not None and want is not None:
-            compare(result, f"random: grad {name}", got, want, k)
+            compare(result, f"random: grad {name}", got, want, k, _floor(dev))
     return True
 
 
 def replay(
-    signature: Mapping[str, Any], device: torch.device, *, seed: int = 0, perf: Mapping[str, Any] | None = None
+    signature: Mapping[str, Any],
+    device: torch.device,
+    *,
+    seed: int = 0,
+    perf: Mapping[str, Any] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Replay:
     """Replay one signature on ``device``; the ParityResult holds every comparison (check ``ok``).
     ``perf``: also time the device call with ``perf.measure`` and these settings (warmup, reps...).
 
-    NotReplayable when it cannot run here; DeviceFailed when the device raised and the CPU did not."""
+    NotReplayable when it cannot run here (or may not: ``guard``, which also bounds its memory by
+    ``max_bytes``); DeviceFailed when the device raised and the CPU did not."""
     reason = signature.get("not_replayable")
     if reason:
         raise NotReplayable(str(reason))
     func = resolve_op(str(signature["op"]))
+    guard.check(func, signature, max_bytes)
     result = ParityResult(name=signature_text(signature), mode="absolute", device=str(device), dtypes=())
     reference_kind, done, backward = "cpu float64", [], False
     for regime in REGIMES:
@@ -217,7 +174,7 @@ def replay(
         for (path, got), (_, want) in zip(dev_leaves, ref_leaves, strict=True):
             if got.dtype == torch.uint8 and torch.uint8 not in input_dtypes:
                 continue  # a workspace (an RNN kernel's reserve): opaque bytes, not a result
-            compare(result, f"{regime}: {path}", got, want, k)
+            compare(result, f"{regime}: {path}", got, want, k, _floor(dev))
         done.append(regime)
         if regime == "random" and signature.get("grad") and ref_used is ref:
             backward = _backward(result, func, dev, ref, dev_out, ref_out, k, seed)
@@ -230,6 +187,12 @@ def replay(
     if perf is not None:
         replayed.perf = measure_call(func, Maker(signature, device, "random", seed).build()[0], device, perf)
     return replayed
+
+
+def _floor(built: Built) -> torch.dtype | None:
+    """The least precise floating tensor input that is not a 0-dim scalar: the precision the op
+    computes in is at most that (``compare``)."""
+    return computed_at([t.dtype for _, t in _inputs(built) if t.dim() > 0])
 
 
 def _inputs(built: Built) -> list[tuple[str, torch.Tensor]]:
@@ -264,7 +227,7 @@ def measure_call(func: Any, built: Built, device: torch.device, settings: Mappin
         call,
         work=work_of(func, built),
         name=str(func),
-        dtype=_dtype_name(dtypes[0]) if dtypes else None,
+        dtype=dtype_name(dtypes[0]) if dtypes else None,
         device=device,
         **settings,
     )
