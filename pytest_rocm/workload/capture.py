@@ -146,15 +146,21 @@ def _no_dropout(func: Any, args: list[dict[str, Any]], kwargs: dict[str, dict[st
 
 
 def _autocast(args: Any) -> dict[str, str] | None:
-    """The autocast region the call ran in, or None. Inside its kernel autocast switches itself
-    off (the dispatch key is excluded while it runs), so ``is_autocast_enabled`` cannot tell;
-    ``torch.autocast`` counts its nesting, which stays up: that is what is read (a nested
-    ``autocast(enabled=False)`` counts too, so the field means "ran inside torch.autocast")."""
+    """The autocast region the call ran in, or None. Inside the mode every autocast key is
+    excluded (``is_autocast_enabled`` says False everywhere); the TLS snapshot the dispatcher took
+    before autocast ran (``_RestorePythonTLSSnapshot``) says whether autocast was on for the
+    call's device. ``torch.autocast``'s nesting count is read first: it is 0 outside any region,
+    the common case, at the cost of a call. A region with ``enabled=False`` (gradient
+    checkpointing's recomputation in a program that never autocasts) is not autocast."""
     nesting = torch.autocast_increment_nesting() - 1
     torch.autocast_decrement_nesting()
     if nesting <= 0:
         return None
     device_type = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "cpu")
+    with torch._C._RestorePythonTLSSnapshot():
+        enabled = torch.is_autocast_enabled(device_type)
+    if not enabled:
+        return None
     return {"device_type": device_type, "dtype": _dtype_name(torch.get_autocast_dtype(device_type))}
 
 
