@@ -157,7 +157,7 @@ def _autocast(args: Any) -> dict[str, str] | None:
     if nesting <= 0:
         return None
     device_type = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "cpu")
-    with torch._C._RestorePythonTLSSnapshot():
+    with torch._C._RestorePythonTLSSnapshot():  # type: ignore[attr-defined]  # untyped in torch
         enabled = torch.is_autocast_enabled(device_type)
     if not enabled:
         return None
