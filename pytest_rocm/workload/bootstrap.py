@@ -71,7 +71,12 @@ def start() -> None:
     cap.recorder.__enter__()  # type: ignore[no-untyped-call]
 
     def finish() -> None:
+        if os.getpid() != cap.pid:  # a forked child exiting: the parent writes the capture
+            return
         cap.recorder.__exit__(None, None, None)  # type: ignore[no-untyped-call]
-        cap.finish(command=list(sys.orig_argv) if hasattr(sys, "orig_argv") else list(sys.argv))
+        try:
+            cap.finish(command=list(sys.orig_argv) if hasattr(sys, "orig_argv") else list(sys.argv))
+        except OSError as exc:  # the parent checked the path first: something changed while it ran
+            print(f"rocm-compat capture: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
 
     atexit.register(finish)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import platform
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from pytest_rocm.workload.purity import impure
 from pytest_rocm.workload.schema import SCHEMA, write_workload
 from pytest_rocm.workload.signature import signature_id
+
+_current_graph_task_id = torch._C._current_graph_task_id
+is_grad_enabled = torch.is_grad_enabled
 
 #: namespaces of collectives: their result depends on other processes
 _COLLECTIVE_NAMESPACES = frozenset({"c10d", "_c10d_functional", "c10d_functional", "_dtensor"})
@@ -44,23 +49,41 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: argument types whose value is its own key (``(type, value)``: True and 1 stay apart)
+_PLAIN = frozenset({bool, int, str, type(None), torch.dtype, torch.device, torch.layout})
+
+
+def _tensor_key(value: torch.Tensor) -> tuple[Any, ...]:
+    """A tensor's key: what its signature records, read in as few calls as there are fields
+    (``shape`` is a hashable ``torch.Size``, ``device`` a hashable object: no conversions)."""
+    try:
+        stride = value.stride()
+    except RuntimeError:  # a sparse or nested tensor has no strides: recorded as opaque anyway
+        return ("T", value.shape, value.layout, value.dtype, value.device)
+    dtype = value.dtype
+    flags = (value.is_conj(), value.is_neg())
+    return ("T", value.shape, stride, value.storage_offset(), dtype, value.device, value.requires_grad, flags)
+
+
 def _key(value: Any) -> Any:
-    """A hashable key of one argument, cheap to build (the per-call cost of the capture)."""
+    """A hashable key of one argument, cheap to build (the per-call cost of the capture): the
+    common types are found by identity before any ``isinstance`` ladder."""
+    cls = type(value)
+    if cls is torch.Tensor or cls is torch.nn.Parameter:
+        return _tensor_key(value)
+    if cls is list or cls is tuple:
+        return ("L", tuple(map(_key, value)))
+    if cls is float:
+        return ("nan",) if value != value else (float, value)
+    if cls in _PLAIN:
+        return (cls, value)
     if isinstance(value, torch.Tensor):
-        return (
-            "T",
-            tuple(value.shape),
-            value.stride() if value.layout == torch.strided else None,
-            value.storage_offset() if value.layout == torch.strided else 0,
-            value.dtype,
-            value.device.type,
-            value.requires_grad,
-        )
+        return _tensor_key(value)
     if isinstance(value, (list, tuple)):
-        return ("L", tuple(_key(v) for v in value))
+        return ("L", tuple(map(_key, value)))
     if isinstance(value, float) and math.isnan(value):
         return ("nan",)
-    if isinstance(value, (bool, int, float, str, type(None), torch.dtype, torch.device, torch.layout)):
+    if isinstance(value, (bool, int, float, str, torch.dtype, torch.device, torch.layout)):
         return (type(value), value)
     if isinstance(value, torch.memory_format):
         return ("M", str(value))
@@ -72,16 +95,18 @@ def encode(value: Any) -> dict[str, Any]:
     if isinstance(value, torch.Tensor):
         if value.layout != torch.strided:
             return {"opaque": f"tensor with layout {str(value.layout).removeprefix('torch.')}"}
-        return {
-            "tensor": {
-                "shape": list(value.shape),
-                "stride": list(value.stride()),
-                "offset": int(value.storage_offset()),
-                "dtype": _dtype_name(value.dtype),
-                "device": value.device.type,
-                "requires_grad": bool(value.requires_grad),
-            }
+        meta = {
+            "shape": list(value.shape),
+            "stride": list(value.stride()),
+            "offset": int(value.storage_offset()),
+            "dtype": _dtype_name(value.dtype),
+            "device": value.device.type,
+            "requires_grad": bool(value.requires_grad),
         }
+        # a lazy conjugate or negative view reaches the kernel as a flag it must honour (a GEMM's
+        # conjugate-transpose mode): recorded only when set, so other signatures keep their ids
+        meta.update({flag: True for flag, on in (("conj", value.is_conj()), ("neg", value.is_neg())) if on})
+        return {"tensor": meta}
     if isinstance(value, (list, tuple)):
         items = [encode(v) for v in value]
         if all("value" in i and not isinstance(i["value"], list) for i in items):
@@ -171,19 +196,33 @@ class Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch lea
         super().__init__()  # type: ignore[no-untyped-call]
         self.signatures: dict[Any, dict[str, Any]] = {}
         self.calls = 0
+        self.graphs_before = compiled_graphs()
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        """torch.compile keeps compiling under capture: dynamo skips every frame while a mode
+        that does not say this is active, so the program would run eagerly (0 graphs). The mode
+        is off while dynamo compiles and on while the compiled code runs: what it records there
+        is the aten ops that code calls (``compiled`` in the document says how many graphs)."""
+        return True
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if func.namespace in _IGNORED_NAMESPACES:
             return func(*args, **kwargs)
-        backward = torch._C._current_graph_task_id() != -1
-        grad = (
-            not backward
-            and torch.is_grad_enabled()
-            and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        )
+        backward = _current_graph_task_id() != -1
+        arg_key = tuple(map(_key, args))
+        # requires_grad is the key's 7th field: no second pass over the arguments
+        grad = not backward and is_grad_enabled() and any(k[0] == "T" and k[6:7] == (True,) for k in arg_key)
         autocast = _autocast(args)
-        key = (func, backward, grad, None if autocast is None else tuple(autocast.values()), _key(args), _key(kwargs))
+        key = (
+            func,
+            backward,
+            grad,
+            None if autocast is None else tuple(autocast.values()),
+            arg_key,
+            tuple((name, _key(v)) for name, v in kwargs.items()) if kwargs else None,
+        )
         self.calls += 1
         entry = self.signatures.get(key)
         if entry is None:
@@ -210,6 +249,12 @@ class Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch lea
         signature["calls"] = 0
         signature["not_replayable"] = not_replayable(func, enc_args, enc_kwargs)
         return signature
+
+
+def compiled_graphs() -> int:
+    """Graphs torch.compile has compiled in this process (0 when dynamo was never imported)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
 
 
 def captured_on() -> dict[str, Any]:
@@ -256,18 +301,23 @@ def document(recorder: Recorder, duration_s: float, command: list[str] | None = 
         "exit_status": None,
         "duration_s": round(duration_s, 6),
         "calls": recorder.calls,
+        "compiled_graphs": compiled_graphs() - recorder.graphs_before,
         "signatures": ordered,
     }
 
 
 class Capture:
-    """What ``with pytest_rocm.capture() as cap:`` gives: the document once the block ended."""
+    """What ``with pytest_rocm.capture() as cap:`` gives: the document once the block ended (the
+    file is written by the process that started the capture, never by a forked child)."""
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
         self.recorder = Recorder()
         self.document: dict[str, Any] | None = None
         self._start = 0.0
+        #: the process that writes the file: a child forked from it inherits the recorder and its
+        #: exit handlers, and its own ops must not replace the parent's capture
+        self.pid = os.getpid()
 
     @property
     def signatures(self) -> list[dict[str, Any]]:
@@ -276,7 +326,7 @@ class Capture:
     def finish(self, command: list[str] | None = None, exit_status: int | None = None) -> dict[str, Any]:
         self.document = document(self.recorder, time.perf_counter() - self._start, command)
         self.document["exit_status"] = exit_status
-        if self.path is not None:
+        if self.path is not None and os.getpid() == self.pid:
             write_workload(self.path, self.document)
         return self.document
 

@@ -141,6 +141,10 @@ class Maker:
         if self.regime == "constant-rows" and _is_float(dtype):
             self._constant_rows(ref, dtype)
         dev = laid_out(storage_of(ref).to(dtype).to(device), shape, stride, offset)
+        if meta.get("conj") and dtype.is_complex:  # the lazy view the kernel got, on both sides
+            dev, ref = dev.conj(), ref.conj()
+        if meta.get("neg"):
+            dev, ref = torch._neg_view(dev), torch._neg_view(ref)
         if self.grad and meta.get("requires_grad") and _is_float(dtype):
             dev, ref = dev.detach().requires_grad_(True), ref.detach().requires_grad_(True)
             built.grad_inputs.append((where, dev))

@@ -114,6 +114,9 @@ def tensor_problem(meta: Mapping[str, Any]) -> str | None:
     """Why torch cannot make this tensor at all (a fault of the file), or None; ``meta`` has passed
     the JSON schema (shape, stride and offset are integers, sizes and offset not negative)."""
     dtype = meta["dtype"]
+    for flag in ("conj", "neg"):
+        if flag in meta and not isinstance(meta[flag], bool):
+            return f"{flag} is {meta[flag]!r}, expected true or false"
     if dtype not in ITEMSIZE:
         return f"dtype is {dtype!r}, not a torch dtype"
     for i, stride in enumerate(meta["stride"]):

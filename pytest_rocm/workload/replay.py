@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from pytest_rocm.parity.result import ParityResult
-from pytest_rocm.workload import guard
+from pytest_rocm.workload import guard, indices
 from pytest_rocm.workload.compare import compare, computed_at, dtype_name
 from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
@@ -32,6 +32,8 @@ from pytest_rocm.workload.signature import signature_text
 
 #: what the dispatcher says when an op has no kernel for a backend
 _NO_KERNEL = "Could not run"
+#: what torch says when the CPU has no kernel (at any dtype); any other refusal is of the inputs
+_NO_CPU_KERNEL = (_NO_KERNEL, "not implemented for", "no kernel", "not supported")
 
 
 class DeviceFailed(Exception):
@@ -95,11 +97,17 @@ def _run_reference(func: Any, signature: Mapping[str, Any], ref: Built) -> tuple
         return _call(func, ref), ref, "cpu float64"
     except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        no_kernel = isinstance(exc, NotImplementedError) or any(words in first for words in _NO_CPU_KERNEL)
         same = same_dtype_reference(ref, signature)
         try:
             return _call(func, same), same, "cpu at the captured dtypes"
         except (RuntimeError, NotImplementedError, TypeError, ValueError):
-            raise NotReplayable(f"the CPU reference cannot run it: {first}") from None
+            if no_kernel:
+                raise NotReplayable(f"the CPU reference cannot run it: {first}") from None
+            raise NotReplayable(
+                f"the CPU reference refused the generated inputs ({first}): values the program passed "
+                "cannot be rebuilt from its signature"
+            ) from None
 
 
 def _backward(
@@ -155,6 +163,7 @@ def replay(
     reference_kind, done, backward = "cpu float64", [], False
     for regime in REGIMES:
         dev, ref = Maker(signature, device, regime, seed).build()
+        indices.fix(func, dev, ref, seed)
         ref_out, ref_used, reference_kind = _run_reference(func, signature, ref)
         try:
             dev_out = _call(func, dev)
@@ -168,6 +177,9 @@ def replay(
         dev_leaves, ref_leaves = _outputs(func, dev, dev_out), _outputs(func, ref_used, ref_out)
         if reference_kind.endswith("(math attention)"):
             dev_leaves = dev_leaves[: len(ref_leaves)]  # the outputs the math has: the attention
+        results = indices.RESULTS.get(getattr(getattr(func, "overloadpacket", None), "__name__", ""))
+        if results is not None:  # the rest is bookkeeping for the backward, laid out per kernel
+            dev_leaves, ref_leaves = dev_leaves[:results], ref_leaves[:results]
         if len(dev_leaves) != len(ref_leaves):
             raise DeviceFailed(f"{len(dev_leaves)} outputs on the device, {len(ref_leaves)} in the reference")
         input_dtypes = {t.dtype for _, t in _inputs(dev)}
@@ -185,7 +197,9 @@ def replay(
     result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
     replayed = Replay(result, reference_kind, done, backward)
     if perf is not None:
-        replayed.perf = measure_call(func, Maker(signature, device, "random", seed).build()[0], device, perf)
+        timed, timed_ref = Maker(signature, device, "random", seed).build()
+        indices.fix(func, timed, timed_ref, seed)
+        replayed.perf = measure_call(func, timed, device, perf)
     return replayed
 
 
