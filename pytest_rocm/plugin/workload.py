@@ -112,6 +112,8 @@ class WorkloadRow(pytest.Item):
         except DeviceFailed as exc:
             pytest.fail(f"{info['signature']}: {exc}", pytrace=False)
         info.update(reference=replayed.reference, regimes=replayed.regimes, backward=replayed.backward)
+        if replayed.notes:  # a capture of another vendor's op, replayed as what this build runs
+            info["replayed_as"] = "; ".join(replayed.notes)
         if replayed.perf is not None:
             self.user_properties.append((PERF_PROPERTY, json.loads(json.dumps(replayed.perf))))
         announce(replayed.result)

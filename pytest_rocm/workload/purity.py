@@ -18,6 +18,7 @@ An op added to a later torch is judged by the same rule, so nothing new runs unv
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -76,7 +77,16 @@ def _type_problem(kind_of: Any) -> str | None:
 
 
 def impure(func: Any) -> str | None:
-    """Why ``func`` (an OpOverload) is not pure computation on its tensors, or None."""
+    """Why ``func`` (an OpOverload) is not pure computation on its tensors, or None (decided
+    once per op: a capture asks for every new signature)."""
+    try:
+        return _impure(func)
+    except TypeError:  # not hashable (a stand-in for an op): decided afresh
+        return _impure.__wrapped__(func)
+
+
+@functools.lru_cache(maxsize=4096)
+def _impure(func: Any) -> str | None:
     schema = func._schema
     for argument in schema.arguments:
         problem = _type_problem(argument.type)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from pytest_rocm.parity.result import ParityResult
-from pytest_rocm.workload import guard, indices
+from pytest_rocm.workload import guard, indices, vendors
 from pytest_rocm.workload.compare import compare, computed_at, dtype_name
 from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
@@ -92,7 +92,8 @@ def _call(func: Any, built: Built) -> Any:
 def _run_reference(func: Any, signature: Mapping[str, Any], ref: Built) -> tuple[Any, Built, str]:
     substitute = SUBSTITUTES.get(str(signature["op"]))
     if substitute is not None:  # no CPU kernel: the math it fuses, in float64
-        return substitute(*ref.args, **ref.kwargs), ref, "cpu float64 (math attention)"
+        kind = "math attention" if "attention" in str(signature["op"]) else "portable equivalent"
+        return substitute(*ref.args, **ref.kwargs), ref, f"cpu float64 ({kind})"
     try:
         return _call(func, ref), ref, "cpu float64"
     except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
@@ -157,6 +158,7 @@ def replay(
     reason = signature.get("not_replayable")
     if reason:
         raise NotReplayable(str(reason))
+    signature, mapped = vendors.for_device(signature, device)
     func = resolve_op(str(signature["op"]))
     guard.check(func, signature, max_bytes)
     result = ParityResult(name=signature_text(signature), mode="absolute", device=str(device), dtypes=())
@@ -175,7 +177,7 @@ def replay(
             raise DeviceFailed(f"{regime} inputs: the device raised {type(exc).__name__}: {exc}") from None
         k = reduction_bound(ref_used)
         dev_leaves, ref_leaves = _outputs(func, dev, dev_out), _outputs(func, ref_used, ref_out)
-        if reference_kind.endswith("(math attention)"):
+        if reference_kind.endswith(")"):  # a substitute's reference: the outputs it has
             dev_leaves = dev_leaves[: len(ref_leaves)]  # the outputs the math has: the attention
         results = indices.RESULTS.get(getattr(getattr(func, "overloadpacket", None), "__name__", ""))
         if results is not None:  # the rest is bookkeeping for the backward, laid out per kernel
@@ -195,7 +197,7 @@ def replay(
         ):
             break  # integer outputs, or nothing floating to vary: the other regimes prove nothing more
     result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
-    replayed = Replay(result, reference_kind, done, backward)
+    replayed = Replay(result, reference_kind, done, backward, notes=[mapped] if mapped else [])
     if perf is not None:
         timed, timed_ref = Maker(signature, device, "random", seed).build()
         indices.fix(func, timed, timed_ref, seed)
