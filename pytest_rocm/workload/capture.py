@@ -40,7 +40,7 @@ _TORCH_NAMESPACES = frozenset({"aten", "prims"})
 #: namespaces that are bookkeeping, not computation (record_function markers): never recorded
 _IGNORED_NAMESPACES = frozenset({"profiler"})
 #: the argument that makes a random op deterministic when 0 (attention's dropout)
-_DROPOUT_ARGS = ("dropout_p", "p")
+_DROPOUT_ARGS = ("dropout_p", "p", "dropout")
 #: aten ops whose output is uninitialised memory: a replay has nothing to compare
 _UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_"})
 
@@ -63,6 +63,11 @@ def _tensor_key(value: torch.Tensor) -> tuple[Any, ...]:
     dtype = value.dtype
     flags = (value.is_conj(), value.is_neg())
     return ("T", value.shape, stride, value.storage_offset(), dtype, value.device, value.requires_grad, flags)
+
+
+def _wants_grad(keys: tuple[Any, ...]) -> bool:
+    """Whether a tensor among these argument keys requires grad (an RNN's weights are a list)."""
+    return any((k[0] == "T" and k[6:7] == (True,)) or (k[0] == "L" and _wants_grad(k[1])) for k in keys)
 
 
 def _key(value: Any) -> Any:
@@ -206,15 +211,33 @@ class Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch lea
         is the aten ops that code calls (``compiled`` in the document says how many graphs)."""
         return True
 
+    def __enter__(self) -> Recorder:
+        from pytest_rocm.workload.composite import Composites
+
+        self.composites = Composites(self)
+        self.composites.__enter__()  # type: ignore[no-untyped-call]
+        super().__enter__()  # type: ignore[no-untyped-call]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)  # type: ignore[no-untyped-call]
+        self.composites.__exit__(*exc)  # type: ignore[no-untyped-call]
+
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if func.namespace in _IGNORED_NAMESPACES:
             return func(*args, **kwargs)
         backward = _current_graph_task_id() != -1
+        self.record(func, args, kwargs, backward, _autocast(args))
+        return func(*args, **kwargs)
+
+    def record(
+        self, func: Any, args: Any, kwargs: dict[str, Any], backward: bool, autocast: dict[str, str] | None
+    ) -> None:
+        """Count one call of ``func`` (an OpOverload) under its signature."""
         arg_key = tuple(map(_key, args))
-        # requires_grad is the key's 7th field: no second pass over the arguments
-        grad = not backward and is_grad_enabled() and any(k[0] == "T" and k[6:7] == (True,) for k in arg_key)
-        autocast = _autocast(args)
+        # requires_grad is a tensor key's 7th field: no second pass over the arguments
+        grad = not backward and is_grad_enabled() and _wants_grad(arg_key)
         key = (
             func,
             backward,
@@ -228,7 +251,6 @@ class Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch lea
         if entry is None:
             entry = self.signatures[key] = self._signature(func, args, kwargs, backward, grad, autocast)
         entry["calls"] += 1
-        return func(*args, **kwargs)
 
     @staticmethod
     def _signature(

@@ -40,7 +40,11 @@ def _embedding_bag(func: Any, built: Built, ref: Built, generator: torch.Generat
     if not isinstance(indices, torch.Tensor) or not isinstance(offsets, torch.Tensor) or offsets.dim() != 1:
         return
     n, bags = indices.numel(), offsets.numel()
-    include_last = bool(dev_args.get("include_last_offset", False))
+    bag_size = dev_args.get("bag_size")
+    # the backward has no include_last_offset argument: one bag fewer than offsets says it
+    include_last = bool(dev_args.get("include_last_offset", False)) or (
+        isinstance(bag_size, torch.Tensor) and bag_size.numel() == bags - 1
+    )
     starts = torch.sort(torch.randint(0, n + 1, (bags,), generator=generator)).values
     if bags:
         starts[0] = 0

@@ -107,3 +107,19 @@ SUBSTITUTES: dict[str, Callable[..., Any]] = {
     "aten._scaled_dot_product_efficient_attention.default": efficient,
     "aten._scaled_dot_product_cudnn_attention.default": efficient,
 }
+
+
+def pinned(signature: dict[str, Any]) -> dict[str, Any]:
+    """The signature with defaults that depend on the dtype made explicit, so the float64
+    reference computes the device's function: ``rms_norm``'s ``eps=None`` is the input dtype's
+    epsilon (float32's 1.2e-7 on the device, float64's 2.2e-16 in the reference otherwise)."""
+    if signature["op"] != "aten.rms_norm.default" or not signature["args"] or "tensor" not in signature["args"][0]:
+        return signature
+    eps = signature["kwargs"].get("eps", signature["args"][3] if len(signature["args"]) > 3 else None)
+    if eps is not None and eps.get("value") is not None:
+        return signature
+    dtype = getattr(torch, signature["args"][0]["tensor"]["dtype"], None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        return signature
+    args = list(signature["args"])[:3]
+    return {**signature, "args": args, "kwargs": {**signature["kwargs"], "eps": {"value": torch.finfo(dtype).eps}}}

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from pytest_rocm.parity.result import ParityResult
-from pytest_rocm.workload import guard, indices, vendors
+from pytest_rocm.workload import guard, indices, references, vendors
 from pytest_rocm.workload.compare import compare, computed_at, dtype_name
 from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
@@ -158,7 +158,7 @@ def replay(
     reason = signature.get("not_replayable")
     if reason:
         raise NotReplayable(str(reason))
-    signature, mapped = vendors.for_device(signature, device)
+    signature, mapped = vendors.for_device(references.pinned(dict(signature)), device)
     func = resolve_op(str(signature["op"]))
     guard.check(func, signature, max_bytes)
     result = ParityResult(name=signature_text(signature), mode="absolute", device=str(device), dtypes=())

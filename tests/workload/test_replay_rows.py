@@ -100,3 +100,28 @@ def test_inputs_the_reference_refuses_are_said_to_be_the_inputs_not_a_missing_ke
         replay(pack, CPU)
     assert str(info.value).startswith("the CPU reference refused the generated inputs (")
     assert str(info.value).endswith("values the program passed cannot be rebuilt from its signature")
+
+
+def test_composite_calls_are_recorded_as_themselves_and_replayed() -> None:
+    lstm, gru = torch.nn.LSTM(4, 8, 2), torch.nn.GRU(4, 8)
+    x, q = torch.randn(5, 2, 4), torch.randn(1, 2, 4, 8)
+
+    def program() -> None:
+        lstm(x)[0].sum().backward()
+        gru(x)
+        torch.nn.functional.rms_norm(x.bfloat16(), (4,))  # eps=None: the dtype's epsilon
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+    sigs = captured(program)
+    by_op = {s["op"]: s for s in sigs}
+    for op in (
+        "aten.lstm.input",
+        "aten.gru.input",
+        "aten.rms_norm.default",
+        "aten.scaled_dot_product_attention.default",
+    ):
+        assert op in by_op and by_op[op]["calls"] == 1 and not by_op[op]["not_replayable"], op
+        replayed = replay(by_op[op], CPU)
+        assert replayed.result.comparisons and not replayed.result.failures, op
+    assert by_op["aten.lstm.input"]["grad"] and replay(by_op["aten.lstm.input"], CPU).backward  # weights in a list
+    assert "aten.addmm.default" in by_op or "aten.mm.default" in by_op  # the decomposition is recorded too
