@@ -40,6 +40,32 @@ def overload(qualified: str, args: Any, kwargs: dict[str, Any]) -> Any:
     return getattr(packet, name or "default", None)
 
 
+def _value(signature: Any, position: int) -> Any:
+    args = signature["args"]
+    return args[position].get("value") if position < len(args) else None
+
+
+def chain(signature: Any) -> int:
+    """How many dependent steps a recurrent composite chains (time steps x layers x directions):
+    its rounding accumulates along them, so its tolerance's K is multiplied by this (1 otherwise)."""
+    op = str(signature["op"])
+    if op.split(".")[1] not in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+        return 1
+    try:
+        if op.endswith(
+            ".input"
+        ):  # (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+            shape = signature["args"][0]["tensor"]["shape"]
+            steps = shape[1] if _value(signature, 8) and len(shape) == 3 else shape[0]
+            layers, both = _value(signature, 4), _value(signature, 7)
+        else:  # .data: (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)
+            steps = signature["args"][1]["tensor"]["shape"][0]
+            layers, both = _value(signature, 5), _value(signature, 8)
+    except (KeyError, IndexError, TypeError):
+        return 1
+    return max(1, int(steps)) * max(1, int(layers or 1)) * (2 if both else 1)
+
+
 class Composites(TorchFunctionMode):
     """Hands each composite call to the recorder as its aten op, then runs it unchanged."""
 
@@ -65,4 +91,4 @@ class Composites(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-__all__ = ["COMPOSITES", "Composites", "overload"]
+__all__ = ["COMPOSITES", "Composites", "chain", "overload"]
