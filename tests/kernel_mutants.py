@@ -26,12 +26,12 @@ class DropsKTail(TorchDispatchMode):
 
 
 class PerturbsOneShape(TorchDispatchMode):
-    """One op at one input layout returns 1 % too much, in the device runs only (the reference's
-    float64 runs are left alone): a kernel wrong at one shape, right at every other."""
+    """One op at one input layout returns 1 % too much (``factor``), in the device runs only (the
+    reference's float64 runs are left alone): a kernel wrong at one shape, right at every other."""
 
-    def __init__(self, op: str, shapes: list[list[int]]) -> None:
+    def __init__(self, op: str, shapes: list[list[int]], factor: float = 1.01) -> None:
         super().__init__()
-        self.op, self.shapes = op, shapes
+        self.op, self.shapes, self.factor = op, shapes, factor
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
@@ -41,5 +41,5 @@ class PerturbsOneShape(TorchDispatchMode):
             and [list(t.shape) for t in tensors] == self.shapes
             and not any(t.dtype == torch.float64 for t in tensors)
         ):
-            return out * 1.01
+            return out * self.factor
         return out

@@ -152,6 +152,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "time each workload row's device call and record it as the row's perf",
         is_flag=True,
     ),
+    OptionSpec(
+        "rocm_workload_max_memory",
+        "--rocm-workload-max-memory",
+        "PYTEST_ROCM_WORKLOAD_MAX_MEMORY",
+        "the most a workload row may allocate, its inputs and outputs on the device and in float64 "
+        "for the reference ('16GiB' or bytes; default 8GiB): a bigger row is skipped, naming it",
+        metavar="SIZE",
+    ),
 )
 
 #: the options that take a comma-separated list: in a TOML file, a list of strings is that list
@@ -245,6 +253,7 @@ class Settings:
     workload: Path | None = None
     workload_source: str = ""
     workload_perf: bool = False
+    workload_max_bytes: int | None = None
 
     @property
     def forced_cpu(self) -> bool:
@@ -321,6 +330,12 @@ def parse_bool(value: Any) -> bool:
     raise ValueError("expected 1/0, true/false, yes/no or on/off")
 
 
+def _parse_size(text: Any) -> int:
+    from pytest_rocm.plugin.versions import parse_size
+
+    return parse_size(int(text) if isinstance(text, str) and text.strip().isdigit() else text)
+
+
 def _spec(dest: str) -> OptionSpec:
     return next(s for s in OPTIONS if s.dest == dest)
 
@@ -358,6 +373,7 @@ def resolve(config: pytest.Config) -> Settings:
     values.update(_plan_versions(checked))
     values["workload"], values["workload_source"] = checked("rocm_workload", lambda v: Path(parse_path(v)).expanduser())
     values["workload_perf"] = bool(checked("rocm_workload_perf", parse_bool)[0])
+    values["workload_max_bytes"] = checked("rocm_workload_max_memory", _parse_size)[0]
     settings = Settings(**values)
     if settings.require_gpu and settings.forced_cpu:
         raise pytest.UsageError(

@@ -23,6 +23,7 @@ from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.perf import BUDGETS
 from pytest_rocm.plugin.scale import get_scale
 from pytest_rocm.report.properties import INFO_PROPERTY, PERF_PROPERTY
+from pytest_rocm.workload.limits import DEFAULT_MAX_BYTES
 from pytest_rocm.workload.schema import WorkloadError, load_workload
 from pytest_rocm.workload.signature import signature_text
 
@@ -102,14 +103,17 @@ class WorkloadRow(pytest.Item):
         self.user_properties.append((INFO_PROPERTY, info))
         device = torch.device(state.device_string(self.config))
         budget = BUDGETS[get_scale(self.config)] if settings.workload_perf else None
+        limit = settings.workload_max_bytes or DEFAULT_MAX_BYTES
         try:
-            replayed = replay(self.signature, device, perf=budget)
+            replayed = replay(self.signature, device, perf=budget, max_bytes=limit)
         except NotReplayable as exc:
             info["not_replayable"] = str(exc)
             pytest.skip(f"not replayable: {exc}")
         except DeviceFailed as exc:
             pytest.fail(f"{info['signature']}: {exc}", pytrace=False)
         info.update(reference=replayed.reference, regimes=replayed.regimes, backward=replayed.backward)
+        if replayed.notes:  # a capture of another vendor's op, replayed as what this build runs
+            info["replayed_as"] = "; ".join(replayed.notes)
         if replayed.perf is not None:
             self.user_properties.append((PERF_PROPERTY, json.loads(json.dumps(replayed.perf))))
         announce(replayed.result)

@@ -68,10 +68,15 @@ def start() -> None:
 
     cap = Capture(output)
     cap._start = __import__("time").perf_counter()
-    cap.recorder.__enter__()  # type: ignore[no-untyped-call]
+    cap.recorder.__enter__()
 
     def finish() -> None:
-        cap.recorder.__exit__(None, None, None)  # type: ignore[no-untyped-call]
-        cap.finish(command=list(sys.orig_argv) if hasattr(sys, "orig_argv") else list(sys.argv))
+        if os.getpid() != cap.pid:  # a forked child exiting: the parent writes the capture
+            return
+        cap.recorder.__exit__(None, None, None)
+        try:
+            cap.finish(command=list(sys.orig_argv) if hasattr(sys, "orig_argv") else list(sys.argv))
+        except OSError as exc:  # the parent checked the path first: something changed while it ran
+            print(f"rocm-compat capture: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
 
     atexit.register(finish)

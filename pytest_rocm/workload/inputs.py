@@ -76,6 +76,19 @@ def large_scale(dtype: torch.dtype) -> float:
     return min(1e4, math.sqrt(torch.finfo(dtype).max) / 8)
 
 
+def laid_out(storage: torch.Tensor, shape: list[int], stride: list[int], offset: int) -> torch.Tensor:
+    """A tensor on ``storage`` (a 1-D tensor) at exactly this layout, and not a view: an op that
+    refuses views (``detach_``, ``resize_``) gets what the program gave it, a tensor of its own."""
+    return torch.empty(0, dtype=storage.dtype, device=storage.device).set_(
+        storage.untyped_storage(), offset, shape, stride
+    )
+
+
+def storage_of(tensor: torch.Tensor) -> torch.Tensor:
+    """The whole storage under ``tensor`` as a 1-D tensor of its dtype."""
+    return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(tensor.untyped_storage())
+
+
 class Maker:
     """Builds the device run's and the reference run's arguments of one signature in one regime."""
 
@@ -107,10 +120,13 @@ class Maker:
                 values *= large_scale(dtype)
         return values.to(dtype).to(wide)  # rounded to the dtype: the same numbers on both sides
 
-    def _constant_rows(self, view: torch.Tensor) -> None:
+    def _constant_rows(self, view: torch.Tensor, dtype: torch.dtype) -> None:
+        """Every last-dimension row of the float64 ``view`` one value, rounded to the captured
+        ``dtype`` first: the reference holds exactly the numbers the device's copy holds."""
         if view.dim() == 0 or view.numel() == 0:
             return
-        row = torch.randn((*view.shape[:-1], 1), generator=self.generator, dtype=torch.float64)
+        row = torch.randn((*view.shape[:-1], 1), generator=self.generator, dtype=view.dtype)
+        row = row.to(dtype).to(view.dtype)
         try:
             view.copy_(row.to(view.dtype).expand(view.shape))
         except RuntimeError:  # an overlapping layout (stride 0): one value everywhere is constant too
@@ -121,14 +137,14 @@ class Maker:
         values = self._values(meta)
         shape, stride, offset = list(meta["shape"]), list(meta["stride"]), int(meta["offset"])
         device = torch.device("cpu") if self.mixed and meta["device"] == "cpu" else self.device
-        dev_base = values.to(dtype).to(device)
-        dev = torch.as_strided(dev_base, shape, stride, offset)
-        ref = torch.as_strided(values.clone(), shape, stride, offset)
+        ref = laid_out(values.clone(), shape, stride, offset)
         if self.regime == "constant-rows" and _is_float(dtype):
-            self._constant_rows(ref)
-            dev = torch.as_strided(
-                ref.as_strided((values.numel(),), (1,), 0).to(dtype).to(device), shape, stride, offset
-            )
+            self._constant_rows(ref, dtype)
+        dev = laid_out(storage_of(ref).to(dtype).to(device), shape, stride, offset)
+        if meta.get("conj") and dtype.is_complex:  # the lazy view the kernel got, on both sides
+            dev, ref = dev.conj(), ref.conj()
+        if meta.get("neg"):
+            dev, ref = torch._neg_view(dev), torch._neg_view(ref)
         if self.grad and meta.get("requires_grad") and _is_float(dtype):
             dev, ref = dev.detach().requires_grad_(True), ref.detach().requires_grad_(True)
             built.grad_inputs.append((where, dev))

@@ -21,19 +21,19 @@ from typing import Any
 
 import torch
 
-from pytest_rocm.parity import tolerances as tols
-from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
-from pytest_rocm.parity.result import Comparison, ParityResult
+from pytest_rocm.parity.result import ParityResult
+from pytest_rocm.workload import composite, guard, indices, references, vendors
+from pytest_rocm.workload.compare import compare, computed_at, dtype_name
+from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
+from pytest_rocm.workload.limits import DEFAULT_MAX_BYTES
 from pytest_rocm.workload.references import SUBSTITUTES
 from pytest_rocm.workload.signature import signature_text
 
 #: what the dispatcher says when an op has no kernel for a backend
 _NO_KERNEL = "Could not run"
-
-
-class NotReplayable(Exception):
-    """The signature cannot be replayed here (no such op in this torch, no CPU kernel at all)."""
+#: what torch says when the CPU has no kernel (at any dtype); any other refusal is of the inputs
+_NO_CPU_KERNEL = (_NO_KERNEL, "not implemented for", "no kernel", "not supported")
 
 
 class DeviceFailed(Exception):
@@ -49,15 +49,6 @@ class Replay:
     #: the perf record of the device call (random inputs), when timed (``perf.measure``)
     perf: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def resolve_op(name: str) -> Any:
-    """``aten.mm.default`` -> ``torch.ops.aten.mm.default``; NotReplayable when this torch lacks it."""
-    namespace, packet, overload = name.split(".")
-    try:
-        return getattr(getattr(getattr(torch.ops, namespace), packet), overload)
-    except (AttributeError, RuntimeError):
-        raise NotReplayable(f"this torch ({torch.__version__}) has no op {name}") from None
 
 
 def written_inputs(func: Any, built: Built) -> Iterator[tuple[str, Any]]:
@@ -86,45 +77,6 @@ def _outputs(func: Any, built: Built, returned: Any) -> list[tuple[str, torch.Te
     return found
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def _tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
-    name = _dtype_name(dtype)
-    return tols.default_tolerance(name if name in tols.DTYPE_NAMES else "float64", k)
-
-
-def _reference_for(got: torch.Tensor, ref: torch.Tensor) -> Reference:
-    """The float64 reference, with the dtype's overflow kept: where the reference rounded to the
-    output's dtype is infinite, that inf is what a right kernel returns."""
-    ref = ref.detach().cpu()
-    if ref.is_floating_point() and got.dtype != ref.dtype and got.is_floating_point():
-        rounded = ref.to(got.dtype).to(ref.dtype)
-        ref = torch.where(torch.isinf(rounded) & torch.isfinite(ref), rounded, ref)
-    return Reference(ref)
-
-
-def compare(
-    result: ParityResult, label: str, got: torch.Tensor, ref: torch.Tensor, k: int, mode: str = "absolute"
-) -> Comparison:
-    dtype = _dtype_name(got.dtype)
-    base = Comparison(dtype, label, mode, False, None)
-    if got.shape != ref.shape or got.is_floating_point() != ref.is_floating_point():
-        base.kind, base.detail = "structure", f"{label}: got {tuple(got.shape)} {dtype}, reference {tuple(ref.shape)}"
-        result.comparisons.append(base)
-        return base
-    if got.is_complex():
-        got, ref = torch.view_as_real(got.detach()), torch.view_as_real(ref.detach())
-    reference = _reference_for(got, ref)
-    if not got.is_floating_point():
-        comparison = compare_exact(got.detach().cpu(), reference, base)
-    else:
-        comparison = compare_float(got.detach(), reference, _tolerance(got.dtype, k), base, allow_vacuous=True)
-    result.comparisons.append(comparison)
-    return comparison
-
-
 def reduction_bound(built: Built) -> int:
     """K for the tolerance: the most elements of any floating input. A sum in the op has at most
     that many terms (a convolution's weight gradient sums over batch and image: more than any one
@@ -140,16 +92,23 @@ def _call(func: Any, built: Built) -> Any:
 def _run_reference(func: Any, signature: Mapping[str, Any], ref: Built) -> tuple[Any, Built, str]:
     substitute = SUBSTITUTES.get(str(signature["op"]))
     if substitute is not None:  # no CPU kernel: the math it fuses, in float64
-        return substitute(*ref.args, **ref.kwargs), ref, "cpu float64 (math attention)"
+        kind = "math attention" if "attention" in str(signature["op"]) else "portable equivalent"
+        return substitute(*ref.args, **ref.kwargs), ref, f"cpu float64 ({kind})"
     try:
         return _call(func, ref), ref, "cpu float64"
     except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        no_kernel = isinstance(exc, NotImplementedError) or any(words in first for words in _NO_CPU_KERNEL)
         same = same_dtype_reference(ref, signature)
         try:
             return _call(func, same), same, "cpu at the captured dtypes"
         except (RuntimeError, NotImplementedError, TypeError, ValueError):
-            raise NotReplayable(f"the CPU reference cannot run it: {first}") from None
+            if no_kernel:
+                raise NotReplayable(f"the CPU reference cannot run it: {first}") from None
+            raise NotReplayable(
+                f"the CPU reference refused the generated inputs ({first}): values the program passed "
+                "cannot be rebuilt from its signature"
+            ) from None
 
 
 def _backward(
@@ -179,25 +138,34 @@ def _backward(
     )
     for (name, _), got, want in zip(dev.grad_inputs, dev_grads, ref_grads, strict=True):
         if got is not None and want is not None:
-            compare(result, f"random: grad {name}", got, want, k)
+            compare(result, f"random: grad {name}", got, want, k, _floor(dev))
     return True
 
 
 def replay(
-    signature: Mapping[str, Any], device: torch.device, *, seed: int = 0, perf: Mapping[str, Any] | None = None
+    signature: Mapping[str, Any],
+    device: torch.device,
+    *,
+    seed: int = 0,
+    perf: Mapping[str, Any] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Replay:
     """Replay one signature on ``device``; the ParityResult holds every comparison (check ``ok``).
     ``perf``: also time the device call with ``perf.measure`` and these settings (warmup, reps...).
 
-    NotReplayable when it cannot run here; DeviceFailed when the device raised and the CPU did not."""
+    NotReplayable when it cannot run here (or may not: ``guard``, which also bounds its memory by
+    ``max_bytes``); DeviceFailed when the device raised and the CPU did not."""
     reason = signature.get("not_replayable")
     if reason:
         raise NotReplayable(str(reason))
+    signature, mapped = vendors.for_device(references.pinned(dict(signature)), device)
     func = resolve_op(str(signature["op"]))
+    guard.check(func, signature, max_bytes)
     result = ParityResult(name=signature_text(signature), mode="absolute", device=str(device), dtypes=())
     reference_kind, done, backward = "cpu float64", [], False
     for regime in REGIMES:
         dev, ref = Maker(signature, device, regime, seed).build()
+        indices.fix(func, dev, ref, seed)
         ref_out, ref_used, reference_kind = _run_reference(func, signature, ref)
         try:
             dev_out = _call(func, dev)
@@ -207,29 +175,42 @@ def replay(
                     f"{signature['op']} has no {device.type} kernel here: an op of the backend that captured it"
                 ) from None
             raise DeviceFailed(f"{regime} inputs: the device raised {type(exc).__name__}: {exc}") from None
-        k = reduction_bound(ref_used)
+        k = reduction_bound(ref_used) * composite.chain(signature)
         dev_leaves, ref_leaves = _outputs(func, dev, dev_out), _outputs(func, ref_used, ref_out)
-        if reference_kind.endswith("(math attention)"):
+        if reference_kind.endswith(")"):  # a substitute's reference: the outputs it has
             dev_leaves = dev_leaves[: len(ref_leaves)]  # the outputs the math has: the attention
+        results = indices.RESULTS.get(getattr(getattr(func, "overloadpacket", None), "__name__", ""))
+        if results is not None:  # the rest is bookkeeping for the backward, laid out per kernel
+            dev_leaves, ref_leaves = dev_leaves[:results], ref_leaves[:results]
         if len(dev_leaves) != len(ref_leaves):
             raise DeviceFailed(f"{len(dev_leaves)} outputs on the device, {len(ref_leaves)} in the reference")
         input_dtypes = {t.dtype for _, t in _inputs(dev)}
         for (path, got), (_, want) in zip(dev_leaves, ref_leaves, strict=True):
             if got.dtype == torch.uint8 and torch.uint8 not in input_dtypes:
                 continue  # a workspace (an RNN kernel's reserve): opaque bytes, not a result
-            compare(result, f"{regime}: {path}", got, want, k)
+            compare(result, f"{regime}: {path}", got, want, k, _floor(dev))
         done.append(regime)
-        if regime == "random" and signature.get("grad") and ref_used is ref:
+        # a recurrence's gradient compounds T x layers steps of rounding per element; its
+        # backward ops are rows of their own (the decomposition is recorded too)
+        if regime == "random" and signature.get("grad") and ref_used is ref and composite.chain(signature) == 1:
             backward = _backward(result, func, dev, ref, dev_out, ref_out, k, seed)
         if any(not t.is_floating_point() for _, t in dev_leaves) or not any(
             t.is_floating_point() for _, t in _inputs(dev)
         ):
             break  # integer outputs, or nothing floating to vary: the other regimes prove nothing more
     result.dtypes = tuple(sorted({c.dtype for c in result.comparisons}))
-    replayed = Replay(result, reference_kind, done, backward)
+    replayed = Replay(result, reference_kind, done, backward, notes=[mapped] if mapped else [])
     if perf is not None:
-        replayed.perf = measure_call(func, Maker(signature, device, "random", seed).build()[0], device, perf)
+        timed, timed_ref = Maker(signature, device, "random", seed).build()
+        indices.fix(func, timed, timed_ref, seed)
+        replayed.perf = measure_call(func, timed, device, perf)
     return replayed
+
+
+def _floor(built: Built) -> torch.dtype | None:
+    """The least precise floating tensor input that is not a 0-dim scalar: the precision the op
+    computes in is at most that (``compare``)."""
+    return computed_at([t.dtype for _, t in _inputs(built) if t.dim() > 0])
 
 
 def _inputs(built: Built) -> list[tuple[str, torch.Tensor]]:
@@ -264,7 +245,7 @@ def measure_call(func: Any, built: Built, device: torch.device, settings: Mappin
         call,
         work=work_of(func, built),
         name=str(func),
-        dtype=_dtype_name(dtypes[0]) if dtypes else None,
+        dtype=dtype_name(dtypes[0]) if dtypes else None,
         device=device,
         **settings,
     )

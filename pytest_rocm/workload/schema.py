@@ -16,6 +16,7 @@ from typing import Any
 from pytest_rocm.env.schemas import duplicates, first_problem
 from pytest_rocm.env.textfile import UserFileError, read_json
 from pytest_rocm.report.files import write_text_atomic
+from pytest_rocm.workload.limits import ITEMSIZE, LAYOUTS, MEMORY_FORMATS, tensor_problem
 
 SCHEMA = "pytest-rocm/workload/1"
 
@@ -24,10 +25,20 @@ class WorkloadError(ValueError):
     """A workload file that cannot be used; the message is one line naming the file and the fault."""
 
 
+#: argument kinds whose value names one of a closed set (a name outside it never reaches getattr)
+_NAMED = {"dtype": ITEMSIZE, "layout": LAYOUTS, "memory_format": MEMORY_FORMATS}
+
+
 def _check_arg(arg: Mapping[str, Any], where: str) -> None:
     meta = arg.get("tensor")
     if meta is not None and len(meta["shape"]) != len(meta["stride"]):
         raise WorkloadError(f"{where}.tensor: {len(meta['shape'])} sizes but {len(meta['stride'])} strides")
+    problem = tensor_problem(meta) if meta is not None else None
+    if problem:
+        raise WorkloadError(f"{where}.tensor: {problem}")
+    for kind, names in _NAMED.items():
+        if kind in arg and arg[kind] not in names:
+            raise WorkloadError(f"{where}.{kind} is {arg[kind]!r}, not a torch {kind.replace('_', ' ')}")
     for i, item in enumerate(arg.get("list") or ()):
         _check_arg(item, f"{where}.list[{i}]")
 

@@ -53,14 +53,15 @@ def contiguous_strides(shape: list[int]) -> list[int]:
 
 
 def tensor_text(meta: Mapping[str, Any]) -> str:
-    """``f32[64,32]``; a non-contiguous layout adds its strides (``{s=1,64}``), an offset ``@5``."""
+    """``f32[64,32]``; a non-contiguous layout adds its strides (``{s=1,64}``), an offset ``@5``,
+    a lazy conjugate or negative view ``.conj`` / ``.neg``."""
     shape = list(meta["shape"])
     text = f"{_SHORT.get(meta['dtype'], meta['dtype'])}[{','.join(map(str, shape))}]"
     if list(meta["stride"]) != contiguous_strides(shape):
         text += "{s=" + ",".join(map(str, meta["stride"])) + "}"
     if meta.get("offset"):
         text += f"@{meta['offset']}"
-    return text
+    return text + "".join(f".{flag}" for flag in ("conj", "neg") if meta.get(flag))
 
 
 def arg_text(arg: Mapping[str, Any]) -> str:

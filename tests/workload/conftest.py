@@ -39,3 +39,24 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         paths[name] = folder / f"{name}.json"
         capture_script(name, paths[name])
     return paths
+
+
+@pytest.fixture(scope="session")
+def workload_captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The realistic workloads of ``workloads.py`` (LoRA, generate, bf16 autocast, channels_last
+    vision), each captured once into a file."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("peft")
+    import pytest_rocm
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from workloads import WORKLOADS
+
+    folder = tmp_path_factory.mktemp("workloads")
+    paths = {}
+    for name, run in WORKLOADS.items():
+        paths[name] = folder / f"{name}.json"
+        with pytest_rocm.capture(paths[name]):
+            run()
+    return paths

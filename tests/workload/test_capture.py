@@ -133,3 +133,30 @@ def test_a_tiny_llama_training_step_gives_a_few_hundred_signatures(captures: dic
     # the optimizer step (AdamW's foreach or per-tensor updates) and the attention backward are in it
     assert {"aten.embedding_dense_backward.default", "aten.nll_loss_backward.default"} <= ops
     assert any(op.startswith(("aten.addcdiv", "aten._foreach_addcdiv", "aten.lerp")) for op in ops)
+
+
+def test_torch_compile_keeps_compiling_under_capture() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) @ x.t() + 1
+
+    compiled = torch.compile(f, backend="eager")
+    before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    with pytest_rocm.capture() as cap:
+        compiled(torch.randn(8, 8))
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == before + 1  # 0 under the old capture
+    assert cap.document is not None and cap.document["compiled_graphs"] == 1
+    assert {"aten.sin.default", "aten.mm.default"} <= {s["op"] for s in cap.signatures}  # what the graph ran
+
+
+def test_calls_differing_only_in_a_keyword_argument_are_two_signatures() -> None:
+    x, y = torch.randn(4), torch.randn(4)
+    with pytest_rocm.capture() as cap:
+        torch.add(x, y, alpha=0.5)
+        torch.add(x, y, alpha=2)
+        torch.add(x, y, alpha=2)
+    adds = sorted((s["kwargs"]["alpha"]["value"], s["calls"]) for s in _by_op(cap.document, "aten.add.Tensor"))
+    assert adds == [(0.5, 1), (2, 2)]  # the old key ignored kwargs: one signature, alpha 0.5, 3 calls

@@ -87,3 +87,42 @@ def test_a_killed_command_and_a_missing_one_are_one_line(tmp_path: Path) -> None
     assert "Traceback" not in missing.stderr
     nothing = capture(tmp_path)
     assert nothing.returncode == 2 and "no command given" in nothing.stderr
+
+
+def test_an_output_that_cannot_be_written_is_one_line_before_the_program_runs(tmp_path: Path) -> None:
+    (tmp_path / "job.py").write_text("import pathlib\npathlib.Path('ran.txt').write_text('ran')\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a-file").write_text("")
+    for output, problem in (
+        ("folder", "is a folder; name the file to write (-o folder/ops.json)"),
+        ("a-file/ops.json", "is not a folder"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_rocm.cli", "capture", "-o", output, "--", sys.executable, "job.py"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert done.returncode == 2 and done.stderr.startswith(f"rocm-compat capture: -o {output}: ")
+        assert problem in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "ran.txt").exists()  # the program never ran
+
+
+def test_a_forked_child_does_not_replace_the_parent_s_capture(tmp_path: Path) -> None:
+    (tmp_path / "forks.py").write_text(
+        "import os, sys, time, torch\n"
+        "torch.ones(5).sum()\n"
+        "if os.fork() == 0:\n"
+        "    torch.ones(7).exp()\n"
+        "    time.sleep(1.0)\n"  # exits after the parent: its exit handlers run last
+        "    sys.exit(0)\n"
+        "torch.ones(3).neg()\n"
+    )
+    done = capture(tmp_path, sys.executable, "forks.py")
+    assert done.returncode == 0, done.stderr
+    import time
+
+    time.sleep(2.5)  # the child has exited by now
+    ops = {s["op"] for s in json.loads((tmp_path / "ops.json").read_text())["signatures"]}
+    assert {"aten.sum.default", "aten.neg.default"} <= ops and "aten.exp.default" not in ops

@@ -53,8 +53,8 @@ def signatures(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def perturbation(op: str, shapes: list[list[int]]) -> str:
-    """A plugin whose device runs of ``op`` at ``shapes`` are 1 % off, for every workload row."""
+def perturbation(op: str, shapes: list[list[int]], factor: float = 1.01) -> str:
+    """A plugin whose device runs of ``op`` at ``shapes`` are 1 % off (``factor``), for every workload row."""
     return (
         "from typing import Any\nimport pytest\nimport torch\n"
         "from torch.utils._python_dispatch import TorchDispatchMode\n\n"
@@ -63,7 +63,7 @@ def perturbation(op: str, shapes: list[list[int]]) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    with PerturbsOneShape({op!r}, {shapes!r}):
+    with PerturbsOneShape({op!r}, {shapes!r}, {factor!r}):
         return (yield)
 """
     )
