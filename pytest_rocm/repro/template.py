@@ -1,0 +1,208 @@
+"""A standalone reproducer of one failed parity check, written by ``rocm-compat repro``.
+
+It needs only torch. It rebuilds the inputs exactly (shape, dtype, strides, storage offset and
+the saved values), runs the op on the device in each failing dtype and on the CPU in float64,
+prints the figures, and judges them with the check's own criterion and tolerance:
+  exit 1: the failure reproduces;  exit 0: it does not;
+  exit 2: the script cannot run here (no such device, no such op in this torch);
+  exit 3: not known (the values were not recorded: these inputs are stand-ins, and they passed).
+Run: python THIS_FILE [--device cuda|cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import math
+import sys
+from typing import Any
+
+import torch
+
+# Everything below the line is data written by rocm-compat repro (Python literals only).
+SPEC: dict[str, Any] = {}  # rocm-compat repro: SPEC
+
+_COMPLEX = {torch.float64: torch.complex128, torch.float32: torch.complex64, torch.float16: torch.complex32}
+
+
+def resolve(name: str) -> Any:
+    """The op: attribute lookups from ``torch`` (``torch.nn.functional.conv2d``, ``torch.ops.aten.mm.default``)."""
+    obj: Any = torch
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def storage(spec: dict[str, Any], index: int) -> tuple[torch.Tensor, bool]:
+    """The tensor's storage from its offset on, in its recorded dtype (True: stand-in values)."""
+    dtype = getattr(torch, spec["dtype"])
+    shape, stride, offset = spec["shape"], spec["stride"], spec["storage_offset"]
+    numel = math.prod(shape)
+    span = 0 if numel == 0 else 1 + sum((n - 1) * s for n, s in zip(shape, stride))  # noqa: B905 - Python 3.9 has no strict=
+    values = spec["values"]
+    if values is not None:
+        if values["byteorder"] != sys.byteorder:
+            sys.exit(f"the values were saved {values['byteorder']}-endian; this machine is {sys.byteorder}-endian")
+        raw = bytearray(base64.b64decode(values["data"]))
+        flat = torch.frombuffer(raw, dtype=torch.uint8).view(dtype) if raw else torch.empty(0, dtype=dtype)
+        stand_in = False
+    else:
+        gen = torch.Generator().manual_seed(index)
+        if dtype.is_floating_point or dtype.is_complex:
+            flat = torch.randn(span, generator=gen, dtype=torch.float64).to(dtype)
+        elif dtype == torch.bool:
+            flat = torch.randint(0, 2, (span,), generator=gen).bool()
+        else:
+            flat = torch.randint(0, 8, (span,), generator=gen).to(dtype)
+        stand_in = True
+    return torch.cat([torch.zeros(offset, dtype=dtype), flat]), stand_in
+
+
+def run_dtype(dtype: torch.dtype, run: torch.dtype) -> torch.dtype:
+    """A floating input runs in the dtype under test, a complex one in its complex kin, others as they are."""
+    if dtype.is_complex:
+        return _COMPLEX[run]
+    return run if dtype.is_floating_point else dtype
+
+
+def build(obj: Any, tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> Any:
+    if isinstance(obj, dict) and "tensor" in obj:
+        spec = SPEC["tensors"][obj["tensor"]]
+        base = tensors[obj["tensor"]]
+        base = base.to(device, run_dtype(base.dtype, dtype), copy=True)
+        return base.as_strided(spec["shape"], spec["stride"], spec["storage_offset"])
+    if isinstance(obj, dict) and "tuple" in obj:
+        return tuple(build(o, tensors, device, dtype) for o in obj["tuple"])
+    if isinstance(obj, dict) and "list" in obj:
+        return [build(o, tensors, device, dtype) for o in obj["list"]]
+    if isinstance(obj, dict) and "dtype" in obj:
+        return getattr(torch, obj["dtype"])
+    if isinstance(obj, dict) and "float" in obj:
+        return float(obj["float"])
+    return obj
+
+
+def leaves(obj: Any, path: str) -> list[tuple[str, Any]]:
+    if obj is None or isinstance(obj, torch.Tensor):
+        return [(path, obj)]
+    if isinstance(obj, (list, tuple)):
+        return [leaf for i, o in enumerate(obj) for leaf in leaves(o, f"{path}[{i}]")]
+    if isinstance(obj, dict):
+        return [leaf for k in sorted(obj, key=repr) for leaf in leaves(obj[k], f"{path}[{k!r}]")]
+    sys.exit(f"the op returned a {type(obj).__name__}: not tensors")
+
+
+def outputs(op: Any, tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> list[tuple[str, Any]]:
+    args = [build(a, tensors, device, dtype) for a in SPEC["args"]]
+    kwargs = {k: build(v, tensors, device, dtype) for k, v in SPEC["kwargs"].items()}
+    found = leaves(op(*args, **kwargs), "out")
+    return [(p, None if t is None else torch.view_as_real(t.resolve_conj()) if t.is_complex() else t) for p, t in found]
+
+
+def max_error(got: torch.Tensor, ref: torch.Tensor) -> float:
+    d = (got.detach().cpu().to(torch.float64) - ref).abs()
+    d = torch.where(torch.isfinite(d), d, 0.0)
+    return float(d.max()) if d.numel() else 0.0
+
+
+def judge(got: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any], floor: float) -> tuple[bool, str]:
+    """(failed, figures): the check's criterion (elementwise; exact for integer outputs)."""
+    g = got.detach().cpu()
+    if g.shape != ref.shape or g.is_floating_point() != ref.is_floating_point():
+        return True, f"structure: got {tuple(g.shape)} {g.dtype}, reference {tuple(ref.shape)} {ref.dtype}"
+    if not ref.is_floating_point():
+        bad = int((g != ref).sum())
+        return bad > 0, f"exact: {bad}/{ref.numel()} differ"
+    g = g.to(torch.float64)
+    d = (g - ref).abs()
+    finite = torch.isfinite(ref)
+    same = (g == ref) | (torch.isnan(g) & torch.isnan(ref))
+    d = torch.where(finite, d, torch.where(same, 0.0, math.inf))
+    if ref.numel() == 0:
+        return False, "empty output"
+    max_abs = float(d.max())
+    if not math.isfinite(max_abs):
+        bad = int((~torch.isfinite(d)).sum())
+        return True, f"non-finite: {bad}/{ref.numel()} elements where output and reference disagree on inf/nan"
+    ref_abs = torch.where(finite, ref.abs(), 0.0)
+    norm = float(torch.linalg.vector_norm(ref_abs))
+    rms = norm / math.sqrt(ref.numel())
+    normwise = float(torch.linalg.vector_norm(d)) / norm if norm > 0 else (0.0 if max_abs == 0 else math.inf)
+    max_rel = float((d / ref.abs()).nan_to_num(nan=0.0, posinf=0.0).max())
+    slack = tol["atol"] + tol["normwise"] * rms
+    excess = d - tol["rtol"] * ref.abs()
+    bad = excess > slack
+    if floor > 0:
+        bad &= d > floor
+    n_bad = int(bad.sum())
+    figures = f"max_abs {max_abs:.3g}  max_rel {max_rel:.3g}  normwise {normwise:.3g}"
+    if not n_bad:
+        return False, f"{figures}; within tolerance (rtol {tol['rtol']:.3g}, atol {tol['atol']:.3g})"
+    ratio = torch.where(bad, (excess - slack) / (ref.abs() * tol["rtol"] + slack), -1.0)
+    flat = int(ratio.reshape(-1).argmax())
+    bound = max(slack + tol["rtol"] * float(ref.abs().reshape(-1)[flat]), floor)
+    err = float(d.reshape(-1)[flat])
+    got_v, ref_v = float(g.reshape(-1)[flat]), float(ref.reshape(-1)[flat])
+    return True, (
+        f"{figures}; elementwise |err| {err:.3g} > {bound:.3g}, {n_bad}/{ref.numel()} off "
+        f"(worst: got {got_v:.6g}, expected {ref_v:.6g})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=SPEC["title"])
+    parser.add_argument("--device", default=SPEC["device"], help=f"where the op runs (default {SPEC['device']})")
+    device = parser.parse_args().device
+    print(f"{SPEC['title']}\ntorch {torch.__version__}, HIP {torch.version.hip}, CUDA {torch.version.cuda}")
+    if device != "cpu" and not torch.cuda.is_available():
+        print(
+            f"cannot run: no {device} device here (torch.cuda.is_available() is False); --device cpu checks the script"
+        )
+        return 2
+    if device != "cpu":
+        print(f"device: {torch.cuda.get_device_name(device)}")
+    try:
+        op = resolve(SPEC["op"])
+    except AttributeError:
+        print(f"cannot run: this torch has no {SPEC['op']}")
+        return 2
+    built = [storage(spec, i) for i, spec in enumerate(SPEC["tensors"])]
+    tensors = [t for t, _ in built]
+    stand_in = any(s for _, s in built)
+    if stand_in:
+        print("values not recorded for some inputs: they are random stand-ins, not the row's values")
+    refs = outputs(op, tensors, "cpu", torch.float64)
+    failed = False
+    for name in SPEC["dtypes"]:
+        dtype, tol = getattr(torch, name), SPEC["tolerances"][name]
+        print(f"{name}: the check recorded: {SPEC['recorded'].get(name, '?')}")
+        got = outputs(op, tensors, device, dtype)
+        cpu = outputs(op, tensors, "cpu", dtype) if SPEC["mode"] == "cpu-relative" else None
+        if [p for p, _ in got] != [p for p, _ in refs]:
+            print(f"  {name} on {device}: FAILS: outputs {[p for p, _ in got]}, reference {[p for p, _ in refs]}")
+            failed = True
+            continue
+        for i, ((path, ref), (_, value)) in enumerate(zip(refs, got)):  # noqa: B905 - same length, checked
+            if ref is None or value is None:
+                continue
+            ref = ref.detach().to(torch.float64) if ref.is_floating_point() else ref.detach()
+            floor = 0.0
+            if cpu is not None and cpu[i][1] is not None and ref.is_floating_point():
+                floor = tol.get("cpu_factor", 2.0) * max_error(cpu[i][1], ref) + tol["atol"]
+            elif cpu is not None and cpu[i][1] is not None:
+                ref = cpu[i][1].detach()  # integers: against the same-dtype CPU run, as the check did
+            bad, figures = judge(value, ref, tol, floor)
+            failed = failed or bad
+            print(f"  {name} {path} on {device}: {'FAILS' if bad else 'passes'}: {figures}")
+    if failed:
+        print("the failure reproduces (exit 1)")
+        return 1
+    if stand_in:
+        print("not known: it passed, but on stand-in values (exit 3)")
+        return 3
+    print("the failure does not reproduce here (exit 0)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
