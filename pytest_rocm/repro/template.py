@@ -4,7 +4,7 @@ It needs only torch. It rebuilds the inputs exactly (shape, dtype, strides, stor
 the saved values), runs the op on the device in each failing dtype and on the CPU in float64,
 prints the figures, and judges them with the check's own criterion and tolerance:
   exit 1: the failure reproduces;  exit 0: it does not;
-  exit 2: the script cannot run here (no such device, no such op in this torch);
+  exit 2: the script cannot run here (no such device, no such op in this torch, the op raised);
   exit 3: not known (the values were not recorded: these inputs are stand-ins, and they passed).
 Run: python THIS_FILE [--device cuda|cpu]
 """
@@ -204,5 +204,16 @@ def main() -> int:
     return 0
 
 
+def guarded() -> int:
+    """main(), where an error of the op or of this torch is "cannot run" (2), never a crash's 1,
+    which would read as "the failure reproduces"."""
+    try:
+        return main()
+    except Exception as exc:  # the op's own error, whatever its class
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        print(f"cannot run: {type(exc).__name__}: {first}")
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded())
