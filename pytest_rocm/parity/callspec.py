@@ -158,7 +158,21 @@ def call_spec(
     """The ``repro`` spec of a failed call (see the module's docstring); ``unsupported``: why the
     call's options put it out of a standalone script's reach (grad, model mode, ...), or ""."""
     dtypes = sorted({c.dtype for c in result.failures if c.kind in NUMBER_KINDS}, key=result.dtypes.index)
-    spec: dict[str, Any] = {"version": SPEC_VERSION, "mode": result.mode, "dtypes": dtypes}
+    return build_spec(fn, args, kwargs, result.mode, dtypes, lambda: _tolerances(result, dtypes), unsupported)
+
+
+def build_spec(
+    fn: Callable[..., Any],
+    args: Any,
+    kwargs: Mapping[str, Any],
+    mode: str,
+    dtypes: list[str],
+    tolerances: Callable[[], dict[str, dict[str, Any]]],
+    unsupported: str = "",
+) -> dict[str, Any]:
+    """The spec of a call of ``fn`` that failed in ``dtypes`` (``tolerances()``: each one's bound),
+    or ``{"op": None, "why": ...}`` when it cannot be rebuilt (``unsupported`` says why already)."""
+    spec: dict[str, Any] = {"version": SPEC_VERSION, "mode": mode, "dtypes": dtypes}
     try:
         if not dtypes:
             raise NotRecordable("no dtype failed on its numbers (structure, dtype or determinism failures only)")
@@ -169,10 +183,10 @@ def call_spec(
         spec["args"] = [recorder.value(a, f"argument {i}") for i, a in enumerate(args)]
         spec["kwargs"] = {str(k): recorder.value(v, f"keyword {k}") for k, v in kwargs.items()}
         spec["tensors"] = recorder.tensors
-        spec["tolerances"] = _tolerances(result, dtypes)
+        spec["tolerances"] = tolerances()
     except NotRecordable as exc:
-        return {"version": SPEC_VERSION, "mode": result.mode, "dtypes": dtypes, "op": None, "why": str(exc)}
+        return {"version": SPEC_VERSION, "mode": mode, "dtypes": dtypes, "op": None, "why": str(exc)}
     except Exception as exc:  # recording must never turn a parity failure into a crash
         why = f"the spec could not be recorded: {type(exc).__name__}: {exc}"[:300]
-        return {"version": SPEC_VERSION, "mode": result.mode, "dtypes": dtypes, "op": None, "why": why}
+        return {"version": SPEC_VERSION, "mode": mode, "dtypes": dtypes, "op": None, "why": why}
     return spec

@@ -175,7 +175,11 @@ def read_spec(spec: Any) -> dict[str, Any]:
         }
         if tol.get("cpu_factor") is not None:
             tols[dtype]["cpu_factor"] = _number(tol["cpu_factor"], f"repro.tolerances.{dtype}.cpu_factor")
+    keep_overflow = spec.get("keep_overflow", False)
+    if type(keep_overflow) is not bool:
+        raise SpecError(f"repro.keep_overflow: {keep_overflow!r:.20} is not true or false")
     return {
+        "keep_overflow": keep_overflow,
         "op": op,
         "mode": mode,
         "dtypes": dtypes,

@@ -71,14 +71,21 @@ def pytest_runtest_call(item):
 """
 
 
-def run_script(script: Path, *, bugs: bool, device: str = "cpu") -> subprocess.CompletedProcess[str]:
+def run_script(
+    script: Path, *, bugs: bool, device: str = "cpu", bug: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """The script in a fresh interpreter where ``import pytest_rocm`` fails (the venv's editable
-    install would find it otherwise), optionally with the bugs entered around it."""
+    install would find it otherwise), optionally with the bugs (or the one mutant ``bug``, an
+    expression of kernel_mutants' names) entered around it."""
+    if bug is not None:
+        bugs_source = f"from kernel_mutants import *\ndef bugs():\n    return {bug}\n"
+    else:
+        bugs_source = BUGS if bugs else "def bugs():\n    return contextlib.nullcontext()\n"
     preload = (
         "import sys, runpy, contextlib\n"
         "sys.modules['pytest_rocm'] = None  # any import of the package fails\n"
         f"sys.path.insert(0, {str(TESTS)!r})\n"
-        + (BUGS if bugs else "def bugs():\n    return contextlib.nullcontext()\n")
+        + bugs_source
         + f"sys.argv = [{str(script)!r}, '--device', {device!r}]\n"
         "with bugs():\n"
         f"    runpy.run_path({str(script)!r}, run_name='__main__')\n"
