@@ -101,7 +101,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         limit = None if args.show_all else SHOW_LIMIT
-        text = render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown, limit)
+        text = render_text(
+            diff, base["label"], candidate["label"], args.factor, args.max_slowdown, limit, args.candidate
+        )
         sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
         print("verdict: " + ("FAIL" if status else "ok"))
     return status
