@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from pytest_rocm.parity.result import ParityResult
+from pytest_rocm.parity.runs import map_tensors
 
 #: report/1's ``repro`` spec version (``pytest_rocm.repro.spec`` reads it)
 SPEC_VERSION = 1
@@ -142,6 +143,27 @@ class _Recorder:
         raise NotRecordable(f"{where} is a {type(obj).__name__}: not data a script can rebuild")
 
 
+def _as_program(
+    fn: Callable[..., Any],
+    args: Any,
+    kwargs: Mapping[str, Any],
+    dev: torch.device,
+    dtype: str,
+    recorder: _Recorder,
+    unnamed: str,
+) -> dict[str, Any]:
+    """``op``, ``args``, ``kwargs`` and ``program`` of an unnamed callable (``parity.program``)."""
+    from pytest_rocm.parity.program import NotTraceable, trace  # only for a failure of an unnamed callable
+
+    try:
+        program = trace(fn, args, kwargs, dev, dtype, recorder.value)
+    except NotTraceable as exc:
+        raise NotRecordable(f"{unnamed}, and its aten ops cannot be recorded: {exc}") from None
+    map_tensors((tuple(args), dict(kwargs)), lambda t: recorder.value(t, "an input") and t)
+    ops = list(dict.fromkeys(step["op"] for step in program["steps"]))
+    return {"op": ops[-1], "args": [], "kwargs": {}, "program": program}
+
+
 def _tolerances(result: ParityResult, dtypes: list[str]) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for c in result.comparisons:
@@ -153,12 +175,25 @@ def _tolerances(result: ParityResult, dtypes: list[str]) -> dict[str, dict[str, 
 
 
 def call_spec(
-    fn: Callable[..., Any], args: Any, kwargs: Mapping[str, Any], result: ParityResult, *, unsupported: str = ""
+    fn: Callable[..., Any],
+    args: Any,
+    kwargs: Mapping[str, Any],
+    result: ParityResult,
+    *,
+    unsupported: str = "",
+    grad: bool = False,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """The ``repro`` spec of a failed call (see the module's docstring); ``unsupported``: why the
-    call's options put it out of a standalone script's reach (grad, model mode, ...), or ""."""
+    call's options put it out of a standalone script's reach (model mode, ...), or "". A callable
+    torch cannot name is recorded as the aten ops it runs (``parity.program``) where it can be."""
     dtypes = sorted({c.dtype for c in result.failures if c.kind in NUMBER_KINDS}, key=result.dtypes.index)
-    return build_spec(fn, args, kwargs, result.mode, dtypes, lambda: _tolerances(result, dtypes), unsupported)
+    spec = build_spec(
+        fn, args, kwargs, result.mode, dtypes, lambda: _tolerances(result, dtypes), unsupported, traced=result.device
+    )
+    if spec.get("op"):
+        spec |= {"grad": grad, "seed": seed}
+    return spec
 
 
 def build_spec(
@@ -169,6 +204,7 @@ def build_spec(
     dtypes: list[str],
     tolerances: Callable[[], dict[str, dict[str, Any]]],
     unsupported: str = "",
+    traced: str | None = None,
 ) -> dict[str, Any]:
     """The spec of a call of ``fn`` that failed in ``dtypes`` (``tolerances()``: each one's bound),
     or ``{"op": None, "why": ...}`` when it cannot be rebuilt (``unsupported`` says why already)."""
@@ -178,8 +214,16 @@ def build_spec(
             raise NotRecordable("no dtype failed on its numbers (structure, dtype or determinism failures only)")
         if unsupported:
             raise NotRecordable(unsupported)
-        spec["op"] = op_name(fn)
         recorder = _Recorder()
+        try:
+            spec["op"] = op_name(fn)
+        except NotRecordable as unnamed:
+            if traced is None:
+                raise
+            spec |= _as_program(fn, args, kwargs, torch.device(traced), dtypes[0], recorder, str(unnamed))
+            spec["tensors"] = recorder.tensors
+            spec["tolerances"] = tolerances()
+            return spec
         spec["args"] = [recorder.value(a, f"argument {i}") for i, a in enumerate(args)]
         spec["kwargs"] = {str(k): recorder.value(v, f"keyword {k}") for k, v in kwargs.items()}
         spec["tensors"] = recorder.tensors

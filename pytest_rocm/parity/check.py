@@ -182,7 +182,9 @@ def assert_parity(
     if numbers_failed and mode == "absolute":  # wrong numbers may be a model that is not repeatable
         _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k, raise_now=False)
     if result.failures:
-        result.repro = call_spec(fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts))
+        result.repro = call_spec(
+            fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed
+        )
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
         backend = device_backend(dev, torch)
@@ -204,7 +206,6 @@ def _out_of_script(opts: ParityOptions) -> str:
     if tols.canonical_dtype(opts.reference_dtype) != "float64":
         return f"reference_dtype={opts.reference_dtype}: the script's reference is float64"
     for field, why in (
-        ("grad", "grad=True: the script does not take gradients"),
         ("module", "module=: the module's parameters are not recorded"),
         ("baseline", "baseline=: a second function torch alone cannot name"),
         ("reference_fn", "reference_fn=: a second function torch alone cannot name"),

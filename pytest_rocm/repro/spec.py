@@ -39,6 +39,9 @@ MAX_ELEMENTS = 1 << 28
 #: the values ``callspec`` saves, with base64's growth
 MAX_VALUE_BYTES = 64 * 1024
 OP_NAME = re.compile(r"torch(\.[A-Za-z_][A-Za-z0-9_]*){1,6}")
+#: a program's step: an aten (or other namespace's) overload, ``torch.ops.aten.mm.default``
+STEP_OP = re.compile(r"torch\.ops(\.[A-Za-z_][A-Za-z0-9_]*){3}")
+MAX_STEPS = 64
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _FLOAT_WORDS = ("inf", "-inf", "nan")
 
@@ -103,8 +106,12 @@ def _tensor(value: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _value(value: Any, where: str, n_tensors: int, depth: int = 0) -> Any:
-    """One argument as plain tagged data (``callspec._Recorder.value``'s forms only)."""
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+
+def _value(value: Any, where: str, n_tensors: int, depth: int = 0, steps: int | None = None) -> Any:
+    """One argument as plain tagged data (``callspec._Recorder.value``'s forms only; in a program's
+    step, ``steps`` earlier steps, also ``parity.program``'s references and run placeholders)."""
     if depth > MAX_DEPTH:
         raise SpecError(f"{where}: nested deeper than {MAX_DEPTH}")
     if value is None or type(value) in (bool, int):
@@ -123,9 +130,19 @@ def _value(value: Any, where: str, n_tensors: int, depth: int = 0) -> Any:
     if tag == "tensor":
         return {"tensor": _int(inner, f"{where}.tensor", 0, n_tensors - 1)}
     if tag in ("tuple", "list") and isinstance(inner, list):
-        return {tag: [_value(v, where, n_tensors, depth + 1) for v in inner]}
+        return {tag: [_value(v, where, n_tensors, depth + 1, steps) for v in inner]}
     if tag == "dtype":
-        return {"dtype": _choice(inner, TENSOR_DTYPES, f"{where}.dtype")}
+        return {"dtype": _choice(inner, (*TENSOR_DTYPES, *(("run",) if steps is not None else ())), f"{where}.dtype")}
+    if steps is not None and tag == "input":
+        return {"input": _int(inner, f"{where}.input", 0, n_tensors - 1)}
+    if steps is not None and tag == "value" and isinstance(inner, list) and len(inner) == 2 and steps > 0:
+        return {"value": [_int(inner[0], f"{where}.value", 0, steps - 1), _int(inner[1], f"{where}.value", -1, 1024)]}
+    if steps is not None and tag == "device":
+        return {"device": _choice(inner, ("run",), f"{where}.device")}
+    if steps is not None and tag == "memory_format":
+        return {"memory_format": _choice(inner, _MEMORY_FORMATS, f"{where}.memory_format")}
+    if steps is not None and tag == "layout":
+        return {"layout": _choice(inner, ("strided",), f"{where}.layout")}
     if tag == "float":
         return {"float": _choice(inner, _FLOAT_WORDS, f"{where}.float")}
     raise SpecError(f"{where}: {tag!r:.40} is not an argument form")
@@ -175,10 +192,18 @@ def read_spec(spec: Any) -> dict[str, Any]:
         }
         if tol.get("cpu_factor") is not None:
             tols[dtype]["cpu_factor"] = _number(tol["cpu_factor"], f"repro.tolerances.{dtype}.cpu_factor")
+    grad, seed = spec.get("grad", False), spec.get("seed", 0)
+    if type(grad) is not bool:
+        raise SpecError(f"repro.grad: {grad!r:.20} is not true or false")
+    seed = _int(seed, "repro.seed", 0, (1 << 63) - 1)
+    program = _program(spec["program"], len(checked)) if "program" in spec else None
     keep_overflow = spec.get("keep_overflow", False)
     if type(keep_overflow) is not bool:
         raise SpecError(f"repro.keep_overflow: {keep_overflow!r:.20} is not true or false")
     return {
+        **({"program": program} if program is not None else {}),
+        "grad": grad,
+        "seed": seed,
         "keep_overflow": keep_overflow,
         "op": op,
         "mode": mode,
@@ -188,3 +213,30 @@ def read_spec(spec: Any) -> dict[str, Any]:
         "kwargs": out_kwargs,
         "tolerances": tols,
     }
+
+
+def _program(value: Any, n_tensors: int) -> dict[str, Any]:
+    """``parity.program``'s steps and result, every reference pointing at an input or an earlier step."""
+    steps = value.get("steps") if isinstance(value, Mapping) else None
+    if not isinstance(steps, list) or not 0 < len(steps) <= MAX_STEPS:
+        raise SpecError(f"repro.program.steps: not a list of 1 to {MAX_STEPS} steps")
+    out = []
+    for n, step in enumerate(steps):
+        where = f"repro.program.steps[{n}]"
+        if not isinstance(step, Mapping) or not isinstance(step.get("op"), str) or not STEP_OP.fullmatch(step["op"]):
+            raise SpecError(f"{where}.op: not a torch.ops name")
+        args, kwargs = step.get("args"), step.get("kwargs")
+        if not isinstance(args, list) or not isinstance(kwargs, Mapping):
+            raise SpecError(f"{where}: args is not a list or kwargs not an object")
+        for key in kwargs:
+            if not isinstance(key, str) or not _KEYWORD.fullmatch(key):
+                raise SpecError(f"{where}.kwargs: {key!r:.40} is not a keyword name")
+        out.append(
+            {
+                "op": step["op"],
+                "args": [_value(a, f"{where}.args[{i}]", n_tensors, steps=n) for i, a in enumerate(args)],
+                "kwargs": {k: _value(v, f"{where}.kwargs.{k}", n_tensors, steps=n) for k, v in kwargs.items()},
+            }
+        )
+    result = _value(value.get("result"), "repro.program.result", n_tensors, steps=len(steps))
+    return {"steps": out, "result": result}

@@ -65,18 +65,34 @@ def run_dtype(dtype: torch.dtype, run: torch.dtype) -> torch.dtype:
     return run if dtype.is_floating_point else dtype
 
 
-def build(obj: Any, tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> Any:
-    if isinstance(obj, dict) and "tensor" in obj:
-        spec = SPEC["tensors"][obj["tensor"]]
-        base = tensors[obj["tensor"]]
+def inputs(tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> list[torch.Tensor]:
+    """Each input on ``device`` in the run's dtype, in its recorded strides and storage offset."""
+    out = []
+    for spec, base in zip(SPEC["tensors"], tensors):  # noqa: B905 - one storage per spec
         base = base.to(device, run_dtype(base.dtype, dtype), copy=True)
-        return base.as_strided(spec["shape"], spec["stride"], spec["storage_offset"])
+        out.append(base.as_strided(spec["shape"], spec["stride"], spec["storage_offset"]))
+    return out
+
+
+def build(obj: Any, given: list[torch.Tensor], values: list[Any], device: str, dtype: torch.dtype) -> Any:
+    """A recorded argument: an input, an earlier op's output, or data (the run's device and dtype)."""
+    if isinstance(obj, dict) and ("tensor" in obj or "input" in obj):
+        return given[obj["tensor"] if "tensor" in obj else obj["input"]]
+    if isinstance(obj, dict) and "value" in obj:
+        step, k = obj["value"]
+        return values[step] if k < 0 else values[step][k]
     if isinstance(obj, dict) and "tuple" in obj:
-        return tuple(build(o, tensors, device, dtype) for o in obj["tuple"])
+        return tuple(build(o, given, values, device, dtype) for o in obj["tuple"])
     if isinstance(obj, dict) and "list" in obj:
-        return [build(o, tensors, device, dtype) for o in obj["list"]]
+        return [build(o, given, values, device, dtype) for o in obj["list"]]
     if isinstance(obj, dict) and "dtype" in obj:
-        return getattr(torch, obj["dtype"])
+        return dtype if obj["dtype"] == "run" else getattr(torch, obj["dtype"])
+    if isinstance(obj, dict) and "device" in obj:
+        return torch.device(device)
+    if isinstance(obj, dict) and "memory_format" in obj:
+        return getattr(torch, obj["memory_format"])
+    if isinstance(obj, dict) and "layout" in obj:
+        return torch.strided
     if isinstance(obj, dict) and "float" in obj:
         return float(obj["float"])
     return obj
@@ -89,13 +105,51 @@ def leaves(obj: Any, path: str) -> list[tuple[str, Any]]:
         return [leaf for i, o in enumerate(obj) for leaf in leaves(o, f"{path}[{i}]")]
     if isinstance(obj, dict):
         return [leaf for k in sorted(obj, key=repr) for leaf in leaves(obj[k], f"{path}[{k!r}]")]
-    sys.exit(f"the op returned a {type(obj).__name__}: not tensors")
+    raise TypeError(f"the op returned a {type(obj).__name__}: not tensors")
 
 
-def outputs(op: Any, tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> list[tuple[str, Any]]:
-    args = [build(a, tensors, device, dtype) for a in SPEC["args"]]
-    kwargs = {k: build(v, tensors, device, dtype) for k, v in SPEC["kwargs"].items()}
-    found = leaves(op(*args, **kwargs), "out")
+def call(given: list[torch.Tensor], device: str, dtype: torch.dtype) -> Any:
+    """The op on these inputs, or the recorded program of aten ops, step by step."""
+    if "program" not in SPEC:
+        args = [build(a, given, [], device, dtype) for a in SPEC["args"]]
+        kwargs = {k: build(v, given, [], device, dtype) for k, v in SPEC["kwargs"].items()}
+        return resolve(SPEC["op"])(*args, **kwargs)
+    values: list[Any] = []
+    for step in SPEC["program"]["steps"]:
+        args = [build(a, given, values, device, dtype) for a in step["args"]]
+        kwargs = {k: build(v, given, values, device, dtype) for k, v in step["kwargs"].items()}
+        values.append(resolve(step["op"])(*args, **kwargs))
+    return build(SPEC["program"]["result"], given, values, device, dtype)
+
+
+def outputs(tensors: list[torch.Tensor], device: str, dtype: torch.dtype) -> list[tuple[str, Any]]:
+    """The outputs (complex ones as real pairs), and with ``grad`` the gradients of the check's own
+    fixed random projection of them: ``sum(out_i * w_i)``, ``w_i`` from a generator seeded ``seed + i``."""
+    given = inputs(tensors, device, dtype)
+    leaves_in = []
+    if SPEC["grad"]:
+        for i, t in enumerate(given):
+            if t.is_floating_point():
+                leaves_in.append(t.requires_grad_(True))
+                given[i] = t.clone()  # a non-leaf, so an in-place op works under autograd too
+    with torch.set_grad_enabled(SPEC["grad"]):
+        found = leaves(call(given, device, dtype), "out")
+        grads: list[tuple[str, Any]] = []
+        if SPEC["grad"]:
+            loss = None
+            for i, (_, t) in enumerate(found):
+                if t is None or not t.is_floating_point() or not t.requires_grad:
+                    continue
+                gen = torch.Generator().manual_seed(SPEC["seed"] + i)
+                acc = torch.float64 if t.dtype == torch.float64 else torch.float32
+                w = torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.device, acc)
+                term = (t.to(acc) * w).sum()
+                loss = term if loss is None else loss + term
+            if loss is None:
+                raise TypeError("grad: no floating output depends on a floating input")
+            got = torch.autograd.grad(loss, leaves_in, allow_unused=True)
+            grads = [(f"grad[{i}]", g) for i, g in enumerate(got)]
+    found = [(p, None if t is None else t.detach()) for p, t in found] + grads
     return [(p, None if t is None else torch.view_as_real(t.resolve_conj()) if t.is_complex() else t) for p, t in found]
 
 
@@ -161,23 +215,24 @@ def main() -> int:
         return 2
     if device != "cpu":
         print(f"device: {torch.cuda.get_device_name(device)}")
-    try:
-        op = resolve(SPEC["op"])
-    except AttributeError:
-        print(f"cannot run: this torch has no {SPEC['op']}")
-        return 2
+    for name in [SPEC["op"]] + [step["op"] for step in SPEC.get("program", {}).get("steps", [])]:
+        try:
+            resolve(name)
+        except (AttributeError, RuntimeError):
+            print(f"cannot run: this torch has no {name}")
+            return 2
     built = [storage(spec, i) for i, spec in enumerate(SPEC["tensors"])]
     tensors = [t for t, _ in built]
     stand_in = any(s for _, s in built)
     if stand_in:
         print("values not recorded for some inputs: they are random stand-ins, not the row's values")
-    refs = outputs(op, tensors, "cpu", torch.float64)
+    refs = outputs(tensors, "cpu", torch.float64)
     failed, judged = False, 0
     for name in SPEC["dtypes"]:
         dtype, tol = getattr(torch, name), SPEC["tolerances"][name]
         print(f"{name}: the check recorded: {SPEC['recorded'].get(name, '?')}")
-        got = outputs(op, tensors, device, dtype)
-        cpu = outputs(op, tensors, "cpu", dtype) if SPEC["mode"] == "cpu-relative" else None
+        got = outputs(tensors, device, dtype)
+        cpu = outputs(tensors, "cpu", dtype) if SPEC["mode"] == "cpu-relative" else None
         if [p for p, _ in got] != [p for p, _ in refs]:
             print(f"  {name} on {device}: FAILS: outputs {[p for p, _ in got]}, reference {[p for p, _ in refs]}")
             failed = True

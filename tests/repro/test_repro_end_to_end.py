@@ -46,6 +46,16 @@ def test_strided_add(rocm_device):
 def test_lambda(rocm_device):
     a = torch.randn(4, 4, generator=_gen())
     assert_parity(lambda x: x @ x, a, device=rocm_device, dtypes=("float16",))
+
+def test_sweep_style_with_gradients(parity):
+    # as the operator sweeps call it: the parity fixture, a lambda, gradients
+    g = _gen()
+    a, b = torch.randn(6, 8, generator=g), torch.randn(8, 5, generator=g)
+    parity(lambda x, y: torch.nn.functional.linear(x, y.t()), a, b, dtypes=("float16",), grad=True, name="linear")
+
+def test_closure_over_a_constant(rocm_device):
+    w = torch.tensor(1.5)  # 0-dim: every run's dtype multiplies with it
+    assert_parity(lambda x: (x * w) @ x, torch.randn(4, 4), device=rocm_device, dtypes=("float16",))
 """
 
 #: the bugs, entered in the test run (a conftest) and in each script's process (a -c preload)
@@ -69,6 +79,10 @@ def pytest_runtest_call(item):
     with bugs():
         return (yield)
 """
+
+
+#: the rows a script rebuilds: a named op, a strided input, a lambda, a sweep-style call with gradients
+ROWS = ("test_low_precision_mm", "test_strided_add", "test_lambda", "test_sweep_style_with_gradients")
 
 
 def run_script(
@@ -123,11 +137,15 @@ def scripts(out: Path) -> dict[str, Path]:
 def test_each_failed_row_gets_a_script_and_the_unnamed_callable_is_listed(written: Any) -> None:
     report, out, status, output = written
     assert {r["nodeid"].split("::")[1]: r["outcome"] for r in report["results"]} == dict.fromkeys(
-        ("test_low_precision_mm", "test_strided_add", "test_lambda"), "failed"
+        (*ROWS, "test_closure_over_a_constant"), "failed"
     )
-    assert set(scripts(out)) == {"test_low_precision_mm", "test_strided_add"}
-    # the lambda: listed with why, and the exit status says a row was not reproduced
-    assert "test_lambda: not reproduced: the op is test_lambda.<locals>.<lambda>: torch alone cannot name it" in output
+    assert set(scripts(out)) == set(ROWS)
+    # a closure over a tensor the ops did not make: listed with why, and the exit status says so
+    assert (
+        "test_closure_over_a_constant: not reproduced: the op is test_closure_over_a_constant.<locals>.<lambda>:"
+        " torch alone cannot name it, and its aten ops cannot be recorded: argument 1 of torch.ops.aten.mul.Tensor"
+        " is a tensor made outside the traced ops (a constant or a parameter)"
+    ) in output
     assert status == 1
 
 
@@ -145,7 +163,7 @@ def test_the_spec_records_the_callers_layout_not_the_device_copys(written: Any) 
     assert mm["parity"][0]["ok"] is True and "repro" not in mm["parity"][0]
 
 
-@pytest.mark.parametrize("row", ["test_low_precision_mm", "test_strided_add"])
+@pytest.mark.parametrize("row", ROWS)
 def test_a_script_imports_only_torch_reproduces_under_the_bug_and_not_without(written: Any, row: str) -> None:
     script = scripts(written[1])[row]
     tree = ast.parse(script.read_text())
