@@ -15,6 +15,7 @@ import base64
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -114,7 +115,7 @@ class _Recorder:
             # the storage the view reads, from its offset on: strides and overlaps rebuild exactly
             flat = t.detach().as_strided([span], [1], offset).cpu().contiguous()
             raw = flat.view(torch.uint8).numpy().tobytes() if span else b""
-            spec["values"] = {"encoding": "base64", "byteorder": "little", "data": base64.b64encode(raw).decode()}
+            spec["values"] = {"encoding": "base64", "byteorder": sys.byteorder, "data": base64.b64encode(raw).decode()}
             self.saved += nbytes
         else:
             spec["values"] = None
