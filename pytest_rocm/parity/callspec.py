@@ -219,7 +219,7 @@ def build_spec(
         try:
             spec["op"] = op_name(fn)
         except NotRecordable as unnamed:
-            if traced is None:
+            if traced is None or isinstance(fn, torch.nn.Module):  # a model's parameters are no input
                 raise
             spec |= _as_program(fn, args, kwargs, torch.device(traced), dtypes[0], recorder, str(unnamed))
             spec["tensors"] = recorder.tensors

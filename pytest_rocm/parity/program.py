@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from pytest_rocm.parity.probe import _LightMode
 from pytest_rocm.parity.runs import map_tensors
 
 #: at most this many aten calls (a model is not a reproducer: a suite's op is a few)
@@ -29,7 +29,7 @@ class NotTraceable(Exception):
     """The callable's run cannot be written as data; the message says why."""
 
 
-class _Tracer(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch: untyped __init_subclass__
+class _Tracer(_LightMode):  # a light mode: no torch._dynamo import (which aborts a pytester run)
     def __init__(self, inputs: dict[int, int], encode: Callable[[Any, str], Any], dev: torch.device, dtype: Any):
         super().__init__()  # type: ignore[no-untyped-call]
         self.known: dict[int, Any] = {k: {"input": v} for k, v in inputs.items()}
