@@ -31,7 +31,6 @@ from pytest_rocm.report.growth import (
 from pytest_rocm.report.outcomes import Outcome
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, Slowdown, slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord
-from pytest_rocm.report.repro_link import repro_command, reproducible
 from pytest_rocm.report.selection import not_comparable
 
 __all__ = ["DEFAULT_FACTOR", "DEFAULT_FLOOR", "Growth", "grew"]  # re-exported: named in report.growth
@@ -69,8 +68,6 @@ class Diff:
     selection: str | None = None
     #: whether they were compared as if complete all the same (``--strict-selection``)
     strict_selection: bool = False
-    #: node ids of regressions and new failures whose failed check a script can rebuild (``rocm-compat repro``)
-    reproducible: list[str] = field(default_factory=list)
     #: the tests one report ran and the other did not select: not compared
     not_selected: list[str] = field(default_factory=list)
     #: measured rows slower than max_slowdown beyond the noise, and those within it
@@ -183,8 +180,6 @@ def compare(
         change = Change(feature, before["outcome"], outcome, reason, (after or before)["nodeid"])
         if before["outcome"] in PASSING and outcome not in PASSING:
             diff.regressions.append(change)
-            if after is not None and reproducible(after.get("parity") or []):
-                diff.reproducible.append(after["nodeid"])
         elif before["outcome"] not in PASSING and outcome in PASSING:
             diff.fixes.append(change)
         if outcome in SKIPPING and before["outcome"] not in SKIPPING:
@@ -207,8 +202,6 @@ def compare(
             diff.new_skips.append(change)
         elif record["outcome"] in FAILING:
             diff.new_failures.append(change)
-            if reproducible(record.get("parity") or []):
-                diff.reproducible.append(record["nodeid"])
     return diff
 
 
@@ -223,11 +216,9 @@ def render_text(
     factor: float,
     max_slowdown: float | None = None,
     limit: int | None = SHOW_LIMIT,
-    candidate_source: str = "CANDIDATE",
 ) -> str:
     """The diff in words: each section's count, then every entry with the node id to run again
-    (``limit`` entries a section, then how many more; None: all); a regression or new failure a
-    script can rebuild also the command that writes it (``candidate_source``: the report's path)."""
+    (``limit`` entries a section, then how many more; None: all)."""
     lines = [f"BASE      {base_label}", f"CANDIDATE {candidate_label}", ""]
     if diff.selection:  # first: every count below depends on it
         lines.insert(0, selection_line(diff))
@@ -239,12 +230,8 @@ def render_text(
             lines.append(f"  {text}")
             if nodeid and nodeid not in text:  # to run exactly that test again
                 lines.append(f"    {nodeid}")
-            if nodeid in reproducible and text in changes:
-                lines.append(f"    reproducer: {repro_command(candidate_source, nodeid)}")
         if len(shown) < len(entries):
             lines.append(f"  ... and {len(entries) - len(shown)} more (--show-all lists them)")
-
-    reproducible, changes = set(diff.reproducible), set()
 
     def section(title: str, items: list[Change]) -> None:
         lines.append(f"{title}: {len(items)}")
@@ -253,8 +240,6 @@ def render_text(
             first = c.reason.strip().splitlines()[0] if c.reason and c.reason.strip() else ""
             why = f"  -- {first}" if first and c.candidate not in PASSING else ""  # one line: the node id follows
             entries.append((f"{c.feature}: {c.base or 'absent'} -> {c.candidate or 'missing'}{why}", c.nodeid))
-            if title in ("regressions", "new failing tests"):
-                changes.add(entries[-1][0])
         listed(entries)
 
     section("regressions", diff.regressions)

@@ -22,6 +22,22 @@ def reproducible(records: Iterable[Any]) -> bool:
     return False
 
 
+def reproducible_failures(changes: Iterable[Any], candidate: Mapping[str, Any]) -> list[str]:
+    """The node ids among ``changes`` (a diff's regressions and new failures) whose failed check
+    in ``candidate`` a script can rebuild, in their order."""
+    by_id = {r.get("nodeid"): r for r in candidate.get("results") or [] if isinstance(r, Mapping)}
+    found = [c.nodeid for c in changes if c.nodeid in by_id and reproducible(by_id[c.nodeid].get("parity") or [])]
+    return list(dict.fromkeys(found))
+
+
+def reproducer_lines(nodeids: list[str], report: str) -> list[str]:
+    """``rocm-compat diff``'s section: each reproducible regression's node id and its command."""
+    lines = [f"reproducers (rocm-compat repro): {len(nodeids)}"]
+    for nodeid in nodeids:
+        lines += [f"  {nodeid}", f"    {repro_command(report, nodeid)}"]
+    return lines
+
+
 def repro_command(report: str, nodeid: str) -> str:
     """``rocm-compat repro REPORT 'NODEID' -o repro/``, each argument quoted for a POSIX shell."""
     return f"rocm-compat repro {shlex.quote(report)} {shlex.quote(nodeid)} -o {REPRO_DIR}"

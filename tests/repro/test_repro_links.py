@@ -58,8 +58,12 @@ def test_diff_lists_the_reproducer_command_under_each_reproducible_regression(
     base, candidate = reports
     assert main(["diff", str(base), str(candidate)]) == 1
     out = capsys.readouterr().out
-    assert f"    reproducer: rocm-compat repro {candidate} tests/test_a.py::test_mm -o repro/" in out
-    assert out.count("reproducer:") == 1  # not for the lambda (no op) nor the record without a spec
+    assert (
+        "reproducers (rocm-compat repro): 1\n  tests/test_a.py::test_mm\n"
+        f"    rocm-compat repro {candidate} tests/test_a.py::test_mm -o repro/\n"
+    ) in out  # not the lambda (no op) nor the record without a spec
+    assert main(["diff", str(base), str(candidate), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["reproducible"] == ["tests/test_a.py::test_mm"]
 
 
 def test_a_failed_html_cell_shows_the_command(reports: tuple[Path, Path], tmp_path: Path) -> None:
