@@ -43,3 +43,39 @@ class PerturbsOneShape(TorchDispatchMode):
         ):
             return out * self.factor
         return out
+
+
+class PerturbsLowPrecision(TorchDispatchMode):
+    """One op returns 1 % too much where an input is float16 or bfloat16: a low-precision kernel
+    bug; the float32 and float64 runs (the reference's among them) are left alone."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__()
+        self.op = op
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        low = (torch.float16, torch.bfloat16)
+        if str(func) == self.op and any(isinstance(a, torch.Tensor) and a.dtype in low for a in args):
+            return out * 1.01
+        return out
+
+
+class PerturbsNonContiguous(TorchDispatchMode):
+    """One op returns 1 % too much where a tensor input is not contiguous and not float64: a kernel
+    wrong only for a strided (transposed, sliced) layout, right for the dense one."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__()
+        self.op = op
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if (
+            str(func) == self.op
+            and any(not t.is_contiguous() for t in tensors)
+            and not any(t.dtype == torch.float64 for t in tensors)
+        ):
+            return out * 1.01
+        return out

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("pytest_rocm.cli.run", "run the bundled suites here and write the report and table"),
     "table": ("pytest_rocm.cli.table", "merge reports into a compatibility table (md, csv, html)"),
     "diff": ("pytest_rocm.cli.diff", "compare two reports; exit 1 on a regression (upgrade gate)"),
+    "repro": ("pytest_rocm.cli.repro", "write a standalone torch script and ISSUE.md per failed parity check"),
     "atlas": ("pytest_rocm.cli.atlas", "build a static site of many reports: many machines, many dates"),
     "matrix": ("pytest_rocm.cli.matrix", "list the ROCm/PyTorch combinations, or emit a CI job matrix"),
     "vet": ("pytest_rocm.cli.vet", "scan a library for CUDA-only code and judge it for ROCm"),

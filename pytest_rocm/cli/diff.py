@@ -23,6 +23,7 @@ from pytest_rocm.report.escape import terminal
 from pytest_rocm.report.load import ReportError, load_bounded
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
+from pytest_rocm.report.repro_link import reproducer_lines, reproducible_failures
 
 
 def at_least_one(text: str) -> float:
@@ -99,16 +100,16 @@ def _run(args: argparse.Namespace) -> int:
     status = verdict(
         diff, args.fail_on_new_skips, args.fail_on_grown_errors, args.fail_on_slowdown, args.allow_new_failures
     )
+    # each regression and new failure a standalone script can rebuild, with the command that writes it
+    repro = reproducible_failures([*diff.regressions, *diff.new_failures], candidate)
     if args.json:
-        print(
-            json.dumps(
-                {"base": base["label"], "candidate": candidate["label"], "exit": status, **jsonable(asdict(diff))},
-                indent=1,
-            )
-        )
+        document = {"base": base["label"], "candidate": candidate["label"], "exit": status, **jsonable(asdict(diff))}
+        print(json.dumps(document | {"reproducible": repro}, indent=1))
     else:
         limit = None if args.show_all else SHOW_LIMIT
         text = render_text(diff, base["label"], candidate["label"], args.factor, args.max_slowdown, limit)
+        if repro:
+            text += "\n".join(reproducer_lines(repro, args.candidate)) + "\n"
         sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
         print("verdict: " + ("FAIL" if status else "ok"))
     return status

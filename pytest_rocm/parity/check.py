@@ -18,6 +18,7 @@ import torch
 
 from pytest_rocm.env.model import device_backend
 from pytest_rocm.parity import tolerances as tols
+from pytest_rocm.parity.callspec import call_spec
 from pytest_rocm.parity.metrics import Judge, Reference, compare_exact, compare_float, wrap_periodic, yardsticks
 from pytest_rocm.parity.options import ParityOptions
 from pytest_rocm.parity.result import (
@@ -181,6 +182,9 @@ def assert_parity(
     if numbers_failed and mode == "absolute":  # wrong numbers may be a model that is not repeatable
         _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k, raise_now=False)
     if result.failures:
+        result.repro = call_spec(
+            fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed
+        )
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
         backend = device_backend(dev, torch)
@@ -193,6 +197,23 @@ def assert_parity(
             result,
         )
     return result
+
+
+def _out_of_script(opts: ParityOptions) -> str:
+    """Why a standalone script (``rocm-compat repro``) cannot judge this call like assert_parity, or ""."""
+    if opts.mode == "model":
+        return "mode model: its yardstick rounds every op to the dtype, which needs pytest_rocm"
+    if tols.canonical_dtype(opts.reference_dtype) != "float64":
+        return f"reference_dtype={opts.reference_dtype}: the script's reference is float64"
+    for field, why in (
+        ("module", "module=: the module's parameters are not recorded"),
+        ("baseline", "baseline=: a second function torch alone cannot name"),
+        ("reference_fn", "reference_fn=: a second function torch alone cannot name"),
+        ("periodic", "periodic=: the script does not wrap outputs around"),
+    ):
+        if getattr(opts, field):
+            return why
+    return ""
 
 
 def _wrapped(leaves: list[tuple[str, Any]], refs: Leaves, periods: dict[str, float]) -> list[tuple[str, Any]]:

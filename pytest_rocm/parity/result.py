@@ -92,6 +92,8 @@ class ParityResult:
     comparisons: list[Comparison] = field(default_factory=list)
     #: dtypes the op does not implement on the device: dtype -> the error text
     unsupported: dict[str, str] = field(default_factory=dict)
+    #: a failed call's reproducer spec (``parity.callspec``): on its first failed record in the report
+    repro: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -118,7 +120,12 @@ class ParityResult:
         return found[0]
 
     def records(self) -> list[dict[str, Any]]:
-        return [c.record() for c in self.comparisons]
+        records = [c.record() for c in self.comparisons]
+        if self.repro is not None:  # once per call, on its first failure: the spec covers every dtype
+            first = next((r for r in records if r["ok"] is False), None)
+            if first is not None:
+                first["repro"] = self.repro
+        return records
 
     def table(self) -> str:
         return format_table(self)

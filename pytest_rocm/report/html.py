@@ -37,6 +37,7 @@ from pytest_rocm.report.grid import (
 from pytest_rocm.report.oneline import failure_lines, one_line
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
 from pytest_rocm.report.perf import table_chart_svg
+from pytest_rocm.report.repro_link import repro_command
 from pytest_rocm.report.selection import NOT_SELECTED
 from pytest_rocm.report.speed_html import speed_block_html
 from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
@@ -190,7 +191,9 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
     )
 
 
-def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None) -> str:
+def _cell(
+    cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None, source: str = ""
+) -> str:
     """A passed cell: its outcome and figures. Any other: one line (``report.oneline``), the whole
     reason and every figure behind a click (``<details>``)."""
     if cell is None:
@@ -199,7 +202,7 @@ def _cell(cell: Cell | None, growth: float | None, base: str, span: int, slowdow
     figure = cell.figure()
     if cell.outcome in GOOD and not growth and not slowdown:  # most cells of a table
         return _passed_cell(cell.outcome, figure, span)
-    return _marked_cell(cell, figure, growth, base, span, slowdown)
+    return _marked_cell(cell, figure, growth, base, span, slowdown, source)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -209,7 +212,9 @@ def _passed_cell(outcome: Outcome, figure: str, span: int) -> str:
     return _marked_cell(Cell(outcome), figure, None, "", span, None)
 
 
-def _marked_cell(cell: Cell, figure: str, growth: float | None, base: str, span: int, slowdown: float | None) -> str:
+def _marked_cell(
+    cell: Cell, figure: str, growth: float | None, base: str, span: int, slowdown: float | None, source: str = ""
+) -> str:
     colspan = f" colspan={span}" if span > 1 else ""
     bg, fg = COLOURS[cell.outcome]
     parts: list[str] = []
@@ -224,6 +229,11 @@ def _marked_cell(cell: Cell, figure: str, growth: float | None, base: str, span:
         text = "\n".join(p for p in (*failure_lines(cell.failed), (cell.reason or "").removeprefix("Skipped: ")) if p)
         body = (f"<pre class=full>{_attr(text)}</pre>" if text else "") + (
             f"<small class=fig>{_attr(figure)}</small>" if figure else ""
+        )
+        # the command that writes a standalone script of the failure (a table may lack its source)
+        body += "".join(
+            f"<small class=repro>reproducer: <code>{_attr(repro_command(source or 'REPORT', n))}</code></small>"
+            for n in cell.repro
         )
         if body:
             parts.append(f"<details class=why><summary class=line>{_attr(line)}</summary>{body}</details>")
@@ -295,6 +305,7 @@ def _rows_table(table: Table, rows: list[FeatureRow], table_id: str = "") -> str
                         base,
                         span,
                         slowdown.get((label, dtype)) if slowdown else None,
+                        table.sources.get(label, ""),
                     )
                 )
         colour = STATUS_COLOURS["broken" if marked else row.status]

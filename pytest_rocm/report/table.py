@@ -28,6 +28,7 @@ from pytest_rocm.report.oneline import is_failing, worst_failing
 from pytest_rocm.report.outcomes import SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
+from pytest_rocm.report.repro_link import reproducible
 from pytest_rocm.report.selection import selected_cells, subset_columns
 
 SUITE_ORDER = ("operators", "libraries", "models")
@@ -65,6 +66,8 @@ class Cell:
     failing: dict[str, Any] | None = None
     #: every parity record that failed (``ok`` false), as recorded: the cell's note lists them
     failed: list[dict[str, Any]] = field(default_factory=list)
+    #: node ids whose failed check a script can rebuild (``rocm-compat repro``, ``report.repro_link``)
+    repro: list[str] = field(default_factory=list)
 
     def figure(self) -> str:
         """``fp16 1.4e-03 (tol 4.9e-03) 3/1536 bad``: the worst error with its tolerance; a failure
@@ -207,6 +210,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
             named,
             worst_failing(failed),
             cast("list[dict[str, Any]]", failed),
+            repro=[record["nodeid"]] if failed and reproducible(failed) else [],
         )
     else:  # no parity records: no figures, counts or failing record to find
         new = Cell(record["outcome"], record.get("reason"), perf=record.get("perf"))
@@ -215,6 +219,7 @@ def _merge(cell: Cell | None, record: ResultRecord) -> Cell:
     if new.failing is not None:
         cell.failing = worst_failing([r for r in (cell.failing, new.failing) if r is not None])
         cell.failed = cell.failed + new.failed  # a new list: a cell never shares its list with another
+        cell.repro = cell.repro + new.repro
     merge_worst(cell.named_errors, new.named_errors)
     for dtype, tol in new.tolerances.items():
         if at_least(new.errors.get(dtype, 0.0), cell.errors.get(dtype, 0.0)):

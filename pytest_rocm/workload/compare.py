@@ -38,7 +38,7 @@ def computed_at(dtypes: list[torch.dtype]) -> torch.dtype | None:
     return max(floating, key=_eps) if floating else None
 
 
-def _tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
+def tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
     """parity's default tolerance of the dtype; a dtype parity does not name (float8) gets the same
     rule from its own epsilon: rounding ``ROUNDING_EPS * eps`` plus float32 accumulation."""
     name = dtype_name(dtype)
@@ -92,7 +92,7 @@ def compare(
         comparison = compare_exact(got.cpu(), reference, base)
     else:
         judged = computed_at([got.dtype] + ([floor] if floor is not None else []))
-        comparison = compare_float(got, reference, _tolerance(judged or got.dtype, k), base, allow_vacuous=True)
+        comparison = compare_float(got, reference, tolerance(judged or got.dtype, k), base, allow_vacuous=True)
         if judged is not None and judged != got.dtype:
             comparison.extra["judged_at"] = dtype_name(judged)
     result.comparisons.append(comparison)

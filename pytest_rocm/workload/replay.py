@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 
-from pytest_rocm.parity.result import ParityResult
+from pytest_rocm.parity.callspec import NUMBER_KINDS, build_spec
+from pytest_rocm.parity.result import Comparison, ParityResult
 from pytest_rocm.workload import composite, guard, indices, references, vendors
-from pytest_rocm.workload.compare import compare, computed_at, dtype_name
+from pytest_rocm.workload.compare import compare, computed_at, dtype_name, tolerance
 from pytest_rocm.workload.guard import NotReplayable, resolve_op
 from pytest_rocm.workload.inputs import REGIMES, Built, Maker, same_dtype_reference
 from pytest_rocm.workload.limits import DEFAULT_MAX_BYTES
@@ -185,10 +186,13 @@ def replay(
         if len(dev_leaves) != len(ref_leaves):
             raise DeviceFailed(f"{len(dev_leaves)} outputs on the device, {len(ref_leaves)} in the reference")
         input_dtypes = {t.dtype for _, t in _inputs(dev)}
+        failed_before = len(result.failures)
         for (path, got), (_, want) in zip(dev_leaves, ref_leaves, strict=True):
             if got.dtype == torch.uint8 and torch.uint8 not in input_dtypes:
                 continue  # a workspace (an RNN kernel's reserve): opaque bytes, not a result
             compare(result, f"{regime}: {path}", got, want, k, _floor(dev))
+        if result.repro is None and len(result.failures) > failed_before:  # this regime's inputs rebuild it
+            result.repro = _repro_spec(func, dev, result.failures[failed_before:], k, reference_kind)
         done.append(regime)
         # a recurrence's gradient compounds T x layers steps of rounding per element; its
         # backward ops are rows of their own (the decomposition is recorded too)
@@ -211,6 +215,31 @@ def _floor(built: Built) -> torch.dtype | None:
     """The least precise floating tensor input that is not a 0-dim scalar: the precision the op
     computes in is at most that (``compare``)."""
     return computed_at([t.dtype for _, t in _inputs(built) if t.dim() > 0])
+
+
+def _repro_spec(func: Any, dev: Built, failed: list[Comparison], k: int, reference_kind: str) -> dict[str, Any]:
+    """The ``repro`` spec of the first regime that failed (``parity.callspec``): its device inputs,
+    at the captured layout, run in their one floating dtype against float64, as this replay did."""
+    floating = sorted({dtype_name(t.dtype) for _, t in _inputs(dev) if t.is_floating_point()})
+    dtypes = sorted({c.dtype for c in failed if c.kind in NUMBER_KINDS})
+    why = ""
+    if reference_kind != "cpu float64":
+        why = f"the reference is {reference_kind}, not the op in float64"
+    elif len(floating) != 1 or dtypes != floating:
+        why = f"inputs in {', '.join(floating) or 'no floating dtype'}: the script runs one dtype per run"
+    elif any(a.is_write for a in func._schema.arguments if a.alias_info is not None):
+        why = f"{func} writes its inputs: the script compares what an op returns"
+    spec = build_spec(
+        func, dev.args, dev.kwargs, "absolute", dtypes, lambda: {d: _tolerance_record(d, k) for d in dtypes}, why
+    )
+    if spec.get("op"):
+        spec["keep_overflow"] = True  # as _reference_for: an inf the reference rounds to is a match
+    return spec
+
+
+def _tolerance_record(dtype: str, k: int) -> dict[str, Any]:
+    tol = tolerance(getattr(torch, dtype), k)
+    return {"rtol": tol.rtol, "atol": tol.atol, "normwise": tol.normwise}
 
 
 def _inputs(built: Built) -> list[tuple[str, torch.Tensor]]:
