@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 #: a whole number in ASCII digits (``int('٣')`` is 3 in Python: not a number a user typed)
 INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
@@ -34,3 +35,36 @@ def label_problem(text: str) -> str | None:
     if any(unicodedata.category(c).startswith("C") for c in text):
         return "a label cannot contain control characters (newlines, tabs...)"
     return None
+
+
+#: a size in bytes as a user writes it (``rocm_min_vram``, ``--rocm-workload-max-memory``)
+_UNITS = {
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(value: Any) -> int:
+    """``"16GiB"`` / ``"512 MiB"`` / ``"16GB"`` (decimal) / ``17179869184`` -> bytes."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"bad size {value!r}: give bytes (int) or a string like '16GiB'")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError(f"bad size {value!r}: must be positive")
+        return value
+    m = _SIZE_RE.match(value)
+    unit = m.group(2).lower() if m else ""
+    if not m or (unit not in _UNITS and unit != ""):
+        raise ValueError(f"bad size {value!r}: use bytes or a number with one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+    size = int(float(m.group(1)) * _UNITS.get(unit, 1))
+    if size <= 0:
+        raise ValueError(f"bad size {value!r}: must be positive")
+    return size

@@ -178,11 +178,12 @@ def _fixes_from(table: str | None) -> tuple[Fix, ...]:
     if table != "rocblas_dropped":
         raise KnowledgeError(f"fixes_from {table!r}: only 'rocblas_dropped' is known")
     from pytest_rocm.doctor.facts import knowledge
+    from pytest_rocm.env.wheels import rocm_install_line
 
     return tuple(
         Fix(
             f"the rocBLAS of ROCm {e['from']} and later ships no {gfx} kernels: use a torch built on ROCm "
-            f"{e['last_good']} (pip install torch --index-url https://download.pytorch.org/whl/rocm{e['last_good']})",
+            f"{e['last_good']} ({rocm_install_line(e['last_good'])})",
             gfx=(gfx,),
             rocm=SpecifierSet(f">={e['from']}"),
             source=str(e["sources"][0]),

@@ -153,7 +153,6 @@ def check_rocblas_targets(env: Environment, extras: Extras) -> Check:
                 "fail",
                 f"{gfx}: rocBLAS of ROCm {rocm} ships no kernels for it (dropped in ROCm {entry['from']}): every "
                 f"GEMM fails with '{entry['error']}'",
-                f"use a torch built on ROCm {entry['last_good']} (pip install torch --index-url "
-                f"https://download.pytorch.org/whl/rocm{entry['last_good']})",
+                f"use a torch built on ROCm {entry['last_good']} ({wheels.rocm_install_line(entry['last_good'])})",
             )
     return Check(ids.ROCBLAS_TARGETS, "ok", f"rocBLAS of ROCm {rocm} ships kernels for this machine's GPUs")

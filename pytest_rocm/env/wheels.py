@@ -33,6 +33,20 @@ def published_pairs() -> dict[str, list[str]]:
     return {minor: list(entry["rocm"]) for minor, entry in _data()["pairs"]["releases"].items()}
 
 
+def rocm_install_line(rocm: str) -> str:
+    """``pip install torch==X.Y --index-url .../rocmR``: the newest torch release PyTorch published
+    for ROCm ``rocm`` (a bare ROCm index goes stale: it serves whatever torch is newest there),
+    or the bare index where the snapshot knows no release for it."""
+    from packaging.version import Version
+
+    releases = [torch for torch, rocms in published_pairs().items() if rocm in rocms]
+    index = f"https://download.pytorch.org/whl/rocm{rocm}"
+    if not releases:
+        return f"pip install torch --index-url {index}"
+    newest = max(releases, key=Version)
+    return f"pip install torch=={newest}.* --index-url {index}"
+
+
 def snapshot_date() -> str:
     """The date the bundled facts were last checked against their sources (``2026-12-02``)."""
     return str(_data()["_date"])

@@ -14,6 +14,10 @@
   volume, and builds the atlas.
 
 The script the pods run is a ConfigMap. Stdlib only.
+
+Why this module is long: every value that reaches the manifest (an image, a node label, a PVC
+name, a combination's fields) is checked and quoted here, beside the place it is written, so a
+reader sees each value's route from option to YAML in one file (issue 48).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm._values import label_problem, path_problem
+from pytest_rocm._values import label_problem, parse_size, path_problem
 from pytest_rocm.env import arch
 from pytest_rocm.plugin.inivalues import ini_file_name, ini_text
 from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, parse_device_tokens
@@ -331,8 +331,6 @@ def parse_bool(value: Any) -> bool:
 
 
 def _parse_size(text: Any) -> int:
-    from pytest_rocm.plugin.versions import parse_size
-
     return parse_size(int(text) if isinstance(text, str) and text.strip().isdigit() else text)
 
 

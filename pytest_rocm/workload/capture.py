@@ -7,7 +7,10 @@ monkey-patched. Each call is reduced to its signature (``workload.signature``): 
 only, never values. A cheap hashable key per call finds the signature already seen, so the cost
 per call is a dictionary look-up; the JSON form is built once per distinct signature.
 
-Why the hash key and the JSON form are built apart: the key must be cheap (it runs for every op
+Why this module is long: the recorder, its per-call key, its file and its guards (a forked
+child, `torch.compile`, a checkpoint's recomputation, the output path checked before the program
+runs) are one lifetime; split, each part would need the others' state. Why the hash key and the
+JSON form are built apart: the key must be cheap (it runs for every op
 call of the program: the capture's overhead), the JSON form must be complete and portable.
 """
 
