@@ -1,9 +1,10 @@
 """The call a corpus row hands to ``assert_parity``: the op (or module) and its sample, rebuilt on
 the device with the sample's own layout.
 
-parity moves every tensor argument to the device as a fresh copy, which keeps a dense layout
-(channels_last, transposed) but not a storage offset or a sliced stride; the call puts each tensor
-back into the layout the sample had, on the device, before the op sees it. Only the tensors the
+parity moves every tensor argument to the device as a fresh copy in the caller's layout (strides
+and storage offset); the tensors the call holds itself (below) it puts back into the layout the
+sample had, on the device, before the op sees them (and it re-applies the layout to the passed ones:
+a broadcast input with gradients reaches it dense). Only the tensors the
 sample differentiates go through parity's gradient path (an op's integer indices, or a target that
 has no derivative, are held by the call and moved to the run's device and dtype there).
 """
