@@ -55,7 +55,8 @@ def as_outputs(obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided:
             obj = obj.to_dense()
-        return torch.view_as_real(obj) if obj.is_complex() else obj
+        # a lazy conjugate (ifft, ihfft return one) has no real view until it is resolved
+        return torch.view_as_real(obj.resolve_conj().resolve_neg()) if obj.is_complex() else obj
     if isinstance(obj, (bool, int, float)):
         return torch.tensor(obj)
     if isinstance(obj, (list, tuple)):

@@ -32,6 +32,8 @@ import corpus_mutants  # noqa: E402
 import corpus_rows  # noqa: E402
 from suite_runs import run_suite  # noqa: E402
 
+from pytest_rocm import assert_parity  # noqa: E402
+
 pytestmark = pytest.mark.timeout(600)
 
 FAKE_DB = '''
@@ -155,6 +157,21 @@ def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
     assert corpus_db.layout_of(base[1:, 2:]) == "storage_offset"
     assert corpus_db.layout_of(base.t()) == "transposed"
     assert corpus_db.layout_of(base[:, ::2]) == "noncontiguous"
+
+
+def test_a_lazily_conjugated_output_is_compared_as_its_values() -> None:
+    """fft.ifft / fft.ihfft* return a conjugate view (its conj bit set): view_as_real refused it,
+    and 22 full rows failed on that error instead of on numbers."""
+    import corpus_calls
+
+    z = torch.complex(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    out = corpus_calls.as_outputs((z.conj(), torch.fft.ihfft(torch.arange(4.0))))
+    assert torch.equal(out[0], torch.tensor([[1.0, -3.0], [2.0, 4.0]]))
+    assert torch.allclose(out[1], torch.view_as_real(torch.fft.ihfft(torch.arange(4.0)).resolve_conj()))
+    rows = corpus_rows.opinfo_rows("full", "cpu", "cpu", ("fft.ifft", "fft.ihfft"))
+    for row in [r for r in rows if r.dtype == "float32"][:6]:
+        call = corpus_calls.op_call(row, "cpu", "cpu")
+        assert assert_parity(call.fn, *call.args, dtypes=("float32",), grad=call.grad, device="cpu").ok, row.id
 
 
 @pytest.mark.parametrize("mutant", ["bn_running_mean_drift"])
