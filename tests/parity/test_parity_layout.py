@@ -115,3 +115,21 @@ def test_the_copy_holds_the_callers_values_in_the_gaps() -> None:
     assert torch.equal(got.float(), x[1:, 1::2])
     window = got.as_strided((17,), (1,), 7)  # from the first element of the view to its last
     assert torch.equal(window.float(), x.reshape(-1)[7:24])
+
+
+def test_the_model_yardstick_rounds_what_an_op_writes_in_place() -> None:
+    """The yardstick stores every result in the dtype, also what an op writes into its arguments
+    (batch norm's running statistics, an in-place op): left exact, a module row's state had a
+    yardstick error of 0 and any rounding failed it."""
+    from pytest_rocm.parity.probe import RoundTo
+
+    def stored(t: torch.Tensor) -> bool:
+        return torch.equal(t, t.half().double())
+
+    bn = torch.nn.BatchNorm1d(3).double()
+    x = torch.randn(5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) / 3
+    with RoundTo(torch.float16):
+        out = bn(x)
+        y = x.clone()
+        y.mul_(1 / 3)
+    assert stored(bn.running_mean) and stored(bn.running_var) and stored(out) and stored(y)

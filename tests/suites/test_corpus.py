@@ -196,3 +196,36 @@ def test_a_device_side_break_fails_the_rows_that_reach_it(
     for feature in failed:  # caught on the running mean, by a parity comparison
         bad = [p for p in broken[feature]["parity"] if not p["ok"]]
         assert bad and all("running_mean" in p["name"] for p in bad), (feature, bad)
+
+
+def test_the_cpu_baseline_catches_a_wrong_low_precision_result(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of the CPU's own kernels (every fp32/fp16/bf16 run of training batch norm drifts its
+    running mean by 5 %, the float64 runs are right): a same-dtype CPU yardstick (``cpu-relative``)
+    carries the same bug and could not fail; the CPU baseline's model criterion fails exactly the
+    rows that reach the condition, and the clean run is green."""
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "nn.functional.batch_norm,nn.BatchNorm*")
+    clean = run_suite(pytester, suite, "--rocm-scale=ci")
+    assert clean and {r["outcome"] for r in clean.values()} <= {"passed", "skipped"}
+    monkeypatch.setenv("CORPUS_MUTANT", "bn_running_mean_drift")
+    monkeypatch.setenv(corpus_mutants.SCOPE, "dtype")
+    broken = run_suite(pytester, suite, "--rocm-scale=ci", plugin=inspect.getsource(corpus_mutants))
+    failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
+    expected = {
+        f for f, r in clean.items()
+        if f.startswith("moduleinfo/nn.BatchNorm") and "[train-" in f and r["info"]["dims"]["numel"] != "empty"
+    }  # fmt: skip
+    assert failed == expected and {clean[f]["info"]["dims"]["dtype"] for f in failed} == {
+        "float32", "float16", "bfloat16"
+    }  # fmt: skip
+    for feature in failed:  # caught on the running mean, against the computed yardstick
+        bad = [p for p in broken[feature]["parity"] if not p["ok"]]
+        assert bad and all("running_mean" in p["name"] and p["mode"] == "model" for p in bad), (feature, bad)
+    assert corpus_calls_module().criterion("cuda") == "cpu-relative"  # a GPU keeps PyTorch's criterion
+
+
+def corpus_calls_module() -> Any:
+    import corpus_calls
+
+    return corpus_calls
