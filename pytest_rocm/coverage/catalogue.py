@@ -28,60 +28,20 @@ for its exclusions next to them; split per family, the shared axes and reasons w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pytest_rocm.coverage.arrays import Exclude
+from pytest_rocm.coverage.catalogue_more import MORE
+from pytest_rocm.coverage.catalogue_types import DTYPE, MASKING, SCALE_STRENGTH, Axis, OpSpace
 
-from pytest_rocm.coverage.arrays import CoveringArray, Dimension, Exclude, covering_array
-
-__all__ = ["BOUNDARY_CATALOGUE", "CATALOGUE", "SCALE_STRENGTH", "Axis", "OpSpace", "boundary_row_id", "row_id"]
-
-#: value patterns that mask other faults of their row (a NaN makes the outputs NaN, zeros and
-#: zero-variance rows make a scaled output 0): each covers only combinations that include it
-MASKING = frozenset({"nan", "zeros", "masked_rows", "const_rows", "const_channels"})
-
-#: the covering strength of each scale profile
-SCALE_STRENGTH = {"ci": 2, "full": 3}
-
-
-@dataclass(frozen=True)
-class Axis:
-    name: str
-    ci: tuple[str, ...]
-    #: values only the full profile adds (big sizes)
-    full: tuple[str, ...] = ()
-
-    def values(self, scale: str) -> tuple[str, ...]:
-        return self.ci + self.full if scale == "full" else self.ci
-
-
-@dataclass(frozen=True)
-class OpSpace:
-    family: str
-    op: str
-    axes: tuple[Axis, ...]
-    excludes: tuple[Exclude, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return f"{self.family}/{self.op}"
-
-    def dimensions(self, scale: str) -> list[Dimension]:
-        return [Dimension(a.name, a.values(scale), MASKING & frozenset(a.values(scale))) for a in self.axes]
-
-    def array(self, scale: str) -> CoveringArray:
-        """The rows of this profile: pairwise in ``ci``, three-way in ``full``. Excludes naming a
-        value the profile lacks are dropped with it."""
-        dims = self.dimensions(scale)
-        present = {d.name: set(d.values) for d in dims}
-        excludes = []
-        for e in self.excludes:
-            when = {k: v & present[k] for k, v in e.when.items()}
-            if all(when.values()):
-                excludes.append(Exclude(when, e.why))
-        return covering_array(dims, SCALE_STRENGTH[scale], excludes)
-
-    def all_values(self) -> dict[str, tuple[str, ...]]:
-        """Every value of every axis (the full profile's): what a coverage map measures against."""
-        return {a.name: a.values("full") for a in self.axes}
+__all__ = [
+    "BOUNDARY_CATALOGUE",
+    "CATALOGUE",
+    "MASKING",
+    "SCALE_STRENGTH",
+    "Axis",
+    "OpSpace",
+    "boundary_row_id",
+    "row_id",
+]
 
 
 def row_id(row: dict[str, str]) -> str:
@@ -92,7 +52,6 @@ def row_id(row: dict[str, str]) -> str:
 boundary_row_id = row_id
 
 
-DTYPE = Axis("dtype", ("float32", "float16", "bfloat16"))
 VALUES = Axis("values", ("randn", "zeros", "const_rows", "near_max", "subnormal", "nan"))
 #: a 1x1 image is channels_last and contiguous at once: the layout would be tried in name only
 NO_OP_CHANNELS_LAST = Exclude({"layout": {"channels_last"}, "spatial": {"s1"}}, "channels_last of 1x1 is contiguous")
@@ -406,7 +365,8 @@ _ELEMENTWISE = tuple(
 
 #: every op the generator knows, ``family/op`` -> its space
 CATALOGUE: dict[str, OpSpace] = {
-    s.key: s for s in (*_MATMUL, *_CONV, *_POOL, *_INTERP, *_NORM, *_REDUCE, *_SDPA, *_INDEX, *_ELEMENTWISE)
+    **{s.key: s for s in (*_MATMUL, *_CONV, *_POOL, *_INTERP, *_NORM, *_REDUCE, *_SDPA, *_INDEX, *_ELEMENTWISE)},
+    **MORE,  # FFT, linear algebra, optimizer steps, gradient clipping (catalogue_more)
 }
 
 #: the catalogue under its public name (``from pytest_rocm import BOUNDARY_CATALOGUE``)
