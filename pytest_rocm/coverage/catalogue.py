@@ -112,6 +112,20 @@ _MATMUL = (
     ),
 )
 
+#: non-square kernels (1xk, kx1: separable convolutions, a kernel switch per dim), asymmetric
+#: stride, dilation and padding: a 1d convolution has one dim, so none of them
+_NON_SQUARE_KERNELS = {
+    "conv1d": (),
+    "conv2d": ("k1x3", "k3x1"),
+    "conv3d": ("k1x3", "k3x1"),
+    "conv_transpose2d": ("k1x3", "k3x1"),
+}
+_CONV_PADDING = {
+    "conv1d": ("pad0", "pad1", "reflect", "circular"),
+    "conv2d": ("pad0", "pad1", "pad1x0", "reflect", "circular"),
+    "conv3d": ("pad0", "pad1", "pad1x0", "reflect", "circular"),
+    "conv_transpose2d": ("pad0", "pad1", "pad1x0"),
+}
 _CONV_VALUES = Axis("values", ("randn", "zeros", "const_channels", "near_max", "nan"))
 _CONV = tuple(
     _space(
@@ -119,18 +133,19 @@ _CONV = tuple(
         op,
         Axis("batch", ("b1", "b2"), ("b129",)),
         Axis("groups", ("g1", "g2", "depthwise")),
-        Axis("kernel", ("k1", "k3", "k4"), ("k7", "k11")),
-        Axis("stride", ("stride1", "stride2")),
-        Axis("dilation", ("dil1", "dil2")),
-        Axis("padding", ("pad0", "pad1", "reflect", "circular") if not op.startswith("conv_t") else ("pad0", "pad1")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127")),
+        Axis("kernel", ("k1", "k3", "k4", *_NON_SQUARE_KERNELS[op]), ("k7", "k11")),
+        Axis("stride", ("stride1", "stride2", *(("stride1x2",) if op != "conv1d" else ()))),
+        Axis("dilation", ("dil1", "dil2", *(("dil2x1",) if op != "conv1d" else ()))),
+        Axis("padding", _CONV_PADDING[op]),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127", "s224")),
         Axis("layout", ("contiguous", "channels_last", "offset")),
         _CONV_VALUES,
         DTYPE,
         excludes=(
             Exclude({"kernel": {"k7", "k11"}, "spatial": {"s7", "s8"}}, "the kernel is larger than the input"),
             Exclude({"kernel": {"k4", "k7", "k11"}, "dilation": {"dil2"}, "spatial": {"s7"}}, "larger than the input"),
-            Exclude({"batch": {"b129"}, "spatial": {"s127"}}, "CPU time of the float64 reference"),
+            Exclude({"batch": {"b129"}, "spatial": {"s127", "s224"}}, "CPU time of the float64 reference"),
+            Exclude({"spatial": {"s224"}, "kernel": {"k7", "k11"}, "dilation": {"dil2", "dil2x1"}}, "CPU time"),
         ),
     )
     for op in ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
@@ -140,29 +155,29 @@ _POOL = (
     _space(
         "pooling",
         "max_pool2d",
-        Axis("kernel", ("k2", "k3"), ("k16",)),
-        Axis("stride", ("stride1", "stride2", "stride_kernel")),
-        Axis("padding", ("pad0", "pad1")),
-        Axis("dilation", ("dil1", "dil2")),
+        Axis("kernel", ("k2", "k3", "k1x3", "k3x1"), ("k16",)),
+        Axis("stride", ("stride1", "stride2", "stride_kernel", "stride1x2")),
+        Axis("padding", ("pad0", "pad1", "pad1x0")),
+        Axis("dilation", ("dil1", "dil2", "dil2x1")),
         Axis("ceil_mode", ("floor", "ceil")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s65536")),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s224", "s65536")),
         Axis("layout", ("contiguous", "channels_last")),
         Axis("values", ("distinct", "ties", "neg_inf", "nan")),
         DTYPE,
         excludes=(
             Exclude({"kernel": {"k16"}, "spatial": {"s7", "s8", "s13"}}, "the window is larger than the input"),
-            Exclude({"kernel": {"k16"}, "dilation": {"dil2"}, "spatial": {"s64"}}, "larger than the input"),
+            Exclude({"kernel": {"k16"}, "dilation": {"dil2", "dil2x1"}, "spatial": {"s64"}}, "larger than the input"),
         ),
     ),
     _space(
         "pooling",
         "avg_pool2d",
-        Axis("kernel", ("k2", "k3"), ("k16",)),
-        Axis("stride", ("stride1", "stride2", "stride_kernel")),
-        Axis("padding", ("pad0", "pad1")),
+        Axis("kernel", ("k2", "k3", "k1x3", "k3x1"), ("k16",)),
+        Axis("stride", ("stride1", "stride2", "stride_kernel", "stride1x2")),
+        Axis("padding", ("pad0", "pad1", "pad1x0")),
         Axis("ceil_mode", ("floor", "ceil")),
         Axis("count_include_pad", ("include_pad", "exclude_pad")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s65536")),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s224", "s65536")),
         Axis("layout", ("contiguous", "channels_last")),
         Axis("values", ("randn", "const_rows", "near_max", "nan")),
         DTYPE,

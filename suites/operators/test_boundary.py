@@ -83,6 +83,18 @@ CPU_LIMITS: tuple[tuple[Callable[[str, dict[str, str]], bool], str], ...] = (
 )
 
 
+CPU_LIMITS += (
+    (
+        lambda key, r: (
+            key == "conv/conv3d"
+            and r["groups"] == "depthwise"
+            and r["dtype"] == "float16"
+            and r["dilation"] == "dil2x1"
+        ),
+        "the CPU's fp16 depthwise conv3d backward with an asymmetric dilation: 4 of 8788 input-gradient "
+        "elements past rtol 1e-3 (-0.365 for -0.361; b1-k3-s13, offset input)",
+    ),
+)
 #: optimizer steps on the CPU's own foreach / fused paths in fp16/bf16, against the model criterion
 #: (the float64 step rounded to the dtype per op), measured on torch 2.13 x86 (ci profile)
 CPU_LIMITS += (
