@@ -26,6 +26,10 @@ import pytest_rocm.parity.check as check
 
 aten = torch.ops.aten
 FACTOR = 1.05
+#: ``CORPUS_MUTANT_SCOPE=dtype``: break every run in a low-precision dtype, the CPU's same-dtype
+#: run included (a bug of the CPU backend itself, as the CPU baseline must catch), not only the
+#: run on the device under test
+SCOPE = "CORPUS_MUTANT_SCOPE"
 
 
 def _column_major(t: Any) -> bool:
@@ -170,11 +174,16 @@ def break_the_device_run(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
         raise pytest.UsageError(f"CORPUS_MUTANT={name!r} is not one of {', '.join(MUTANTS)}")
     device = request.getfixturevalue("rocm_device")
     real_run = check._run
+    everywhere = os.environ.get(SCOPE) == "dtype"
 
-    def run(fn: Any, args: Any, kwargs: Any, dev: Any, dtype: Any, *rest: Any) -> Any:
-        if dev is not device:  # the float64 reference and the CPU baseline: left alone
-            return real_run(fn, args, kwargs, dev, dtype, *rest)
+    def run(fn: Any, args: Any, kwargs: Any, dev: Any, dtype: Any, *rest: Any, **more: Any) -> Any:
+        # device scope: the float64 reference and the same-dtype CPU run are left alone; dtype
+        # scope: every run computed in a low-precision dtype is broken (a bug of the CPU's own
+        # kernels): only the float64 runs, the reference and the model yardstick, are left alone
+        emulated = (len(rest) > 1 and rest[1] is not None) or more.get("round_to") is not None  # (spec, round_to)
+        if (dtype == torch.float64 or emulated) if everywhere else dev is not device:
+            return real_run(fn, args, kwargs, dev, dtype, *rest, **more)
         with Break(name):
-            return real_run(fn, args, kwargs, dev, dtype, *rest)
+            return real_run(fn, args, kwargs, dev, dtype, *rest, **more)
 
     monkeypatch.setattr(check, "_run", run)

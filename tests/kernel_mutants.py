@@ -79,3 +79,35 @@ class PerturbsNonContiguous(TorchDispatchMode):
         ):
             return out * 1.01
         return out
+
+
+class PerturbsStridedInput(TorchDispatchMode):
+    """One op returns 1 % too much when an input reaches it as a sliced or offset view (not dense,
+    or not at the start of its storage), in low-precision runs only: a kernel wrong for the
+    caller's layout, right for a contiguous copy (the vectorized path assumed, pytorch#187064)."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__()
+        self.op = op
+        self.fired = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if str(func) == self.op and any(t.dtype != torch.float64 and _sliced(t) for t in tensors):
+            self.fired += 1
+            return out * 1.01
+        return out
+
+
+def _sliced(t: torch.Tensor) -> bool:
+    """A view ``.contiguous()``/``.clone()`` would change: strided gaps, or a storage offset."""
+    if t.storage_offset() != 0:
+        return True
+    pairs = sorted((s, n) for s, n in zip(t.stride(), t.shape, strict=True) if n != 1)
+    expected = 1
+    for stride, size in pairs:
+        if stride != expected:
+            return True
+        expected *= size
+    return False

@@ -28,60 +28,20 @@ for its exclusions next to them; split per family, the shared axes and reasons w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pytest_rocm.coverage.arrays import Exclude
+from pytest_rocm.coverage.catalogue_more import MORE
+from pytest_rocm.coverage.catalogue_types import DTYPE, MASKING, SCALE_STRENGTH, Axis, OpSpace
 
-from pytest_rocm.coverage.arrays import CoveringArray, Dimension, Exclude, covering_array
-
-__all__ = ["BOUNDARY_CATALOGUE", "CATALOGUE", "SCALE_STRENGTH", "Axis", "OpSpace", "boundary_row_id", "row_id"]
-
-#: value patterns that mask other faults of their row (a NaN makes the outputs NaN, zeros and
-#: zero-variance rows make a scaled output 0): each covers only combinations that include it
-MASKING = frozenset({"nan", "zeros", "masked_rows", "const_rows", "const_channels"})
-
-#: the covering strength of each scale profile
-SCALE_STRENGTH = {"ci": 2, "full": 3}
-
-
-@dataclass(frozen=True)
-class Axis:
-    name: str
-    ci: tuple[str, ...]
-    #: values only the full profile adds (big sizes)
-    full: tuple[str, ...] = ()
-
-    def values(self, scale: str) -> tuple[str, ...]:
-        return self.ci + self.full if scale == "full" else self.ci
-
-
-@dataclass(frozen=True)
-class OpSpace:
-    family: str
-    op: str
-    axes: tuple[Axis, ...]
-    excludes: tuple[Exclude, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return f"{self.family}/{self.op}"
-
-    def dimensions(self, scale: str) -> list[Dimension]:
-        return [Dimension(a.name, a.values(scale), MASKING & frozenset(a.values(scale))) for a in self.axes]
-
-    def array(self, scale: str) -> CoveringArray:
-        """The rows of this profile: pairwise in ``ci``, three-way in ``full``. Excludes naming a
-        value the profile lacks are dropped with it."""
-        dims = self.dimensions(scale)
-        present = {d.name: set(d.values) for d in dims}
-        excludes = []
-        for e in self.excludes:
-            when = {k: v & present[k] for k, v in e.when.items()}
-            if all(when.values()):
-                excludes.append(Exclude(when, e.why))
-        return covering_array(dims, SCALE_STRENGTH[scale], excludes)
-
-    def all_values(self) -> dict[str, tuple[str, ...]]:
-        """Every value of every axis (the full profile's): what a coverage map measures against."""
-        return {a.name: a.values("full") for a in self.axes}
+__all__ = [
+    "BOUNDARY_CATALOGUE",
+    "CATALOGUE",
+    "MASKING",
+    "SCALE_STRENGTH",
+    "Axis",
+    "OpSpace",
+    "boundary_row_id",
+    "row_id",
+]
 
 
 def row_id(row: dict[str, str]) -> str:
@@ -92,7 +52,6 @@ def row_id(row: dict[str, str]) -> str:
 boundary_row_id = row_id
 
 
-DTYPE = Axis("dtype", ("float32", "float16", "bfloat16"))
 VALUES = Axis("values", ("randn", "zeros", "const_rows", "near_max", "subnormal", "nan"))
 #: a 1x1 image is channels_last and contiguous at once: the layout would be tried in name only
 NO_OP_CHANNELS_LAST = Exclude({"layout": {"channels_last"}, "spatial": {"s1"}}, "channels_last of 1x1 is contiguous")
@@ -153,6 +112,20 @@ _MATMUL = (
     ),
 )
 
+#: non-square kernels (1xk, kx1: separable convolutions, a kernel switch per dim), asymmetric
+#: stride, dilation and padding: a 1d convolution has one dim, so none of them
+_NON_SQUARE_KERNELS = {
+    "conv1d": (),
+    "conv2d": ("k1x3", "k3x1"),
+    "conv3d": ("k1x3", "k3x1"),
+    "conv_transpose2d": ("k1x3", "k3x1"),
+}
+_CONV_PADDING = {
+    "conv1d": ("pad0", "pad1", "reflect", "circular"),
+    "conv2d": ("pad0", "pad1", "pad1x0", "reflect", "circular"),
+    "conv3d": ("pad0", "pad1", "pad1x0", "reflect", "circular"),
+    "conv_transpose2d": ("pad0", "pad1", "pad1x0"),
+}
 _CONV_VALUES = Axis("values", ("randn", "zeros", "const_channels", "near_max", "nan"))
 _CONV = tuple(
     _space(
@@ -160,18 +133,19 @@ _CONV = tuple(
         op,
         Axis("batch", ("b1", "b2"), ("b129",)),
         Axis("groups", ("g1", "g2", "depthwise")),
-        Axis("kernel", ("k1", "k3", "k4"), ("k7", "k11")),
-        Axis("stride", ("stride1", "stride2")),
-        Axis("dilation", ("dil1", "dil2")),
-        Axis("padding", ("pad0", "pad1", "reflect", "circular") if not op.startswith("conv_t") else ("pad0", "pad1")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127")),
+        Axis("kernel", ("k1", "k3", "k4", *_NON_SQUARE_KERNELS[op]), ("k7", "k11")),
+        Axis("stride", ("stride1", "stride2", *(("stride1x2",) if op != "conv1d" else ()))),
+        Axis("dilation", ("dil1", "dil2", *(("dil2x1",) if op != "conv1d" else ()))),
+        Axis("padding", _CONV_PADDING[op]),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127", "s224")),
         Axis("layout", ("contiguous", "channels_last", "offset")),
         _CONV_VALUES,
         DTYPE,
         excludes=(
             Exclude({"kernel": {"k7", "k11"}, "spatial": {"s7", "s8"}}, "the kernel is larger than the input"),
             Exclude({"kernel": {"k4", "k7", "k11"}, "dilation": {"dil2"}, "spatial": {"s7"}}, "larger than the input"),
-            Exclude({"batch": {"b129"}, "spatial": {"s127"}}, "CPU time of the float64 reference"),
+            Exclude({"batch": {"b129"}, "spatial": {"s127", "s224"}}, "CPU time of the float64 reference"),
+            Exclude({"spatial": {"s224"}, "kernel": {"k7", "k11"}, "dilation": {"dil2", "dil2x1"}}, "CPU time"),
         ),
     )
     for op in ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
@@ -181,29 +155,29 @@ _POOL = (
     _space(
         "pooling",
         "max_pool2d",
-        Axis("kernel", ("k2", "k3"), ("k16",)),
-        Axis("stride", ("stride1", "stride2", "stride_kernel")),
-        Axis("padding", ("pad0", "pad1")),
-        Axis("dilation", ("dil1", "dil2")),
+        Axis("kernel", ("k2", "k3", "k1x3", "k3x1"), ("k16",)),
+        Axis("stride", ("stride1", "stride2", "stride_kernel", "stride1x2")),
+        Axis("padding", ("pad0", "pad1", "pad1x0")),
+        Axis("dilation", ("dil1", "dil2", "dil2x1")),
         Axis("ceil_mode", ("floor", "ceil")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s65536")),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s224", "s65536")),
         Axis("layout", ("contiguous", "channels_last")),
         Axis("values", ("distinct", "ties", "neg_inf", "nan")),
         DTYPE,
         excludes=(
             Exclude({"kernel": {"k16"}, "spatial": {"s7", "s8", "s13"}}, "the window is larger than the input"),
-            Exclude({"kernel": {"k16"}, "dilation": {"dil2"}, "spatial": {"s64"}}, "larger than the input"),
+            Exclude({"kernel": {"k16"}, "dilation": {"dil2", "dil2x1"}, "spatial": {"s64"}}, "larger than the input"),
         ),
     ),
     _space(
         "pooling",
         "avg_pool2d",
-        Axis("kernel", ("k2", "k3"), ("k16",)),
-        Axis("stride", ("stride1", "stride2", "stride_kernel")),
-        Axis("padding", ("pad0", "pad1")),
+        Axis("kernel", ("k2", "k3", "k1x3", "k3x1"), ("k16",)),
+        Axis("stride", ("stride1", "stride2", "stride_kernel", "stride1x2")),
+        Axis("padding", ("pad0", "pad1", "pad1x0")),
         Axis("ceil_mode", ("floor", "ceil")),
         Axis("count_include_pad", ("include_pad", "exclude_pad")),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s65536")),
+        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s224", "s65536")),
         Axis("layout", ("contiguous", "channels_last")),
         Axis("values", ("randn", "const_rows", "near_max", "nan")),
         DTYPE,
@@ -406,7 +380,8 @@ _ELEMENTWISE = tuple(
 
 #: every op the generator knows, ``family/op`` -> its space
 CATALOGUE: dict[str, OpSpace] = {
-    s.key: s for s in (*_MATMUL, *_CONV, *_POOL, *_INTERP, *_NORM, *_REDUCE, *_SDPA, *_INDEX, *_ELEMENTWISE)
+    **{s.key: s for s in (*_MATMUL, *_CONV, *_POOL, *_INTERP, *_NORM, *_REDUCE, *_SDPA, *_INDEX, *_ELEMENTWISE)},
+    **MORE,  # FFT, linear algebra, optimizer steps, gradient clipping (catalogue_more)
 }
 
 #: the catalogue under its public name (``from pytest_rocm import BOUNDARY_CATALOGUE``)

@@ -111,16 +111,44 @@ class RoundTo(_LightMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         __tracebackhide__ = True
-        out = func(*args, **(kwargs or {}))
-        # views and in-place ops alias their inputs (already rounded): rounding a copy would cut the alias
-        if func._schema.is_mutable or getattr(func, "is_view", False):
-            return out
-        return tree_map(self._round, out)
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if getattr(func, "is_view", False):
+            return out  # a view shares its (already rounded) input's memory
+        schema = func._schema
+        if not schema.is_mutable and func not in _WRITES_UNANNOTATED:
+            return tree_map(self._round, out)
+        # an op that writes into its arguments (an in-place op, ``out=``, batch norm's running
+        # statistics): what it wrote is stored in the dtype, so it is rounded where it lies (a copy
+        # would cut the alias); its other results, fresh tensors, are rounded as any op's
+        for i, arg in enumerate(schema.arguments):
+            if (arg.alias_info is not None and arg.alias_info.is_write) or i in _WRITES_UNANNOTATED.get(func, ()):
+                value = args[i] if i < len(args) else kwargs.get(arg.name)
+                tree_map(self._round_in_place, value)
+        if not isinstance(out, tuple):
+            return out if _aliased(schema.returns[0:1]) else self._round(out)
+        return tuple(o if _aliased(schema.returns[i : i + 1]) else tree_map(self._round, o) for i, o in enumerate(out))
+
+    def _round_in_place(self, t: Any) -> Any:
+        if isinstance(t, torch.Tensor) and t.dtype == self.compute:
+            with torch.no_grad():
+                t.copy_(t.to(self.dtype))
+        return t
 
     def _round(self, t: Any) -> Any:
         if isinstance(t, torch.Tensor) and t.dtype == self.compute:
             return t.to(self.dtype).to(self.compute)
         return t
+
+
+#: ops that write into arguments their schema does not mark as written: batch norm in training
+#: updates its running mean and variance (arguments 3 and 4) in place
+_WRITES_UNANNOTATED: dict[Any, tuple[int, ...]] = {torch.ops.aten.native_batch_norm.default: (3, 4)}
+
+
+def _aliased(returns: Any) -> bool:
+    """Whether a (single-element list of a) schema return aliases an argument."""
+    return bool(returns) and returns[0].alias_info is not None
 
 
 @contextmanager

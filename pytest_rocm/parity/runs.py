@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from pytest_rocm.parity.layout import copy_laid_out, is_plain, relaid
 from pytest_rocm.parity.probe import HOW_TO_PASS_A_MODEL, DtypeProbe, RoundTo, cast_module, dtype_name
 
 
@@ -111,7 +112,9 @@ def infer_reduction_length(args: Any, kwargs: Any) -> int:
 
 
 def caster(dev: torch.device, dtype: torch.dtype, emulate: bool = False) -> Callable[[torch.Tensor], torch.Tensor]:
-    """A fresh copy on ``dev``: floating tensors in ``dtype`` (emulated: rounded to it, held in float64)."""
+    """A fresh copy on ``dev``: floating tensors in ``dtype`` (emulated: rounded to it, held in float64),
+    in the caller's strides and storage offset (``layout.copy_laid_out``; the emulated yardstick
+    computes in float64 on the CPU, where layout is not under test)."""
 
     def convert(t: torch.Tensor) -> torch.Tensor:
         if t.is_complex():  # compared as complex: complex128 reference, complex64 / complex32 runs
@@ -120,12 +123,12 @@ def caster(dev: torch.device, dtype: torch.dtype, emulate: bool = False) -> Call
                 warnings.simplefilter("ignore", UserWarning)
                 if emulate:
                     return t.detach().to(dev, target).to(torch.complex128)
-                return t.detach().to(dev, target, copy=True)
+                return copy_laid_out(t, dev, target)
         if not t.is_floating_point():
-            return t.detach().to(dev, copy=True)
+            return copy_laid_out(t, dev, t.dtype)
         if emulate:
             return t.detach().to(dev, dtype).to(torch.float64)
-        return t.detach().to(dev, dtype, copy=True)
+        return copy_laid_out(t, dev, dtype)
 
     return convert
 
@@ -145,8 +148,11 @@ def run(fn: Callable[..., Any], spec: RunSpec, dev: torch.device, dtype: torch.d
         x = convert(t)
         if not spec.grad or not x.is_floating_point():
             return x
-        leaves_in.append(x.requires_grad_(True))
-        return x.clone()  # a non-leaf, so an in-place fn works under autograd too
+        # the leaf is a dense copy (its gradient is the input's); the fn gets a non-leaf in x's
+        # layout (an in-place fn works under autograd too, and a sliced view stays sliced)
+        leaf = x if is_plain(x) else x.detach().clone()
+        leaves_in.append(leaf.requires_grad_(True))
+        return relaid(leaf, x)
 
     run_args, run_kwargs = map_tensors((spec.args, spec.kwargs), prepare)
     model: torch.nn.Module | None = None

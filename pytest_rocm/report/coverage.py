@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_rocm.coverage.catalogue import CATALOGUE
+from pytest_rocm.coverage.families import place
 
 #: outcomes that mean the row ran to a verdict (its values were exercised)
 RAN = ("passed", "xpassed", "failed", "error", "crashed", "timeout", "xfailed")
@@ -47,6 +48,8 @@ class CoverageMap:
     ops: list[OpCoverage]
     #: catalogue ops (``family/op``) no row of any report reached
     unreached: list[str]
+    #: corpus ops (``opinfo/<op>``) the boundary generator does not vary: (key, why)
+    not_varied: list[tuple[str, str]] = field(default_factory=list)
 
 
 def op_key(record: Mapping[str, Any]) -> str | None:
@@ -67,6 +70,7 @@ def op_key(record: Mapping[str, Any]) -> str | None:
 def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
     """The map over every record of every report; None when no record carries ``info.dims``."""
     ops: dict[str, OpCoverage] = {}
+    classes: dict[str, str] = {}
     any_dims = False
     for report in reports:
         for record in report.get("results") or []:
@@ -75,6 +79,9 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
             if key is None or not isinstance(dims, dict):
                 continue
             any_dims = True
+            entry_class = (record.get("info") or {}).get("entry_class")
+            if isinstance(entry_class, str):
+                classes[key] = entry_class
             space = CATALOGUE.get(key)
             entry = ops.setdefault(key, OpCoverage(key, space.all_values() if space else {}))
             ran = record.get("outcome") in RAN
@@ -89,7 +96,20 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
         return None
     reached = {k for k, e in ops.items() if e.rows_ran}
     unreached = [k for k in CATALOGUE if k not in reached]
-    return CoverageMap(sorted(ops.values(), key=lambda e: e.key), unreached)
+    return CoverageMap(sorted(ops.values(), key=lambda e: e.key), unreached, _not_varied(ops, classes))
+
+
+def _not_varied(ops: Mapping[str, OpCoverage], classes: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The corpus ops of the records that no catalogue op varies, each with why (coverage.families)."""
+    out = []
+    for key in sorted(ops):
+        prefix, _, name = key.partition("/")
+        if prefix not in CORPUS_PREFIXES:
+            continue
+        placement = place(prefix, name, classes.get(key, ""))
+        if placement.varied_as is None:
+            out.append((key, placement.why))
+    return out
 
 
 def _dims(entry: OpCoverage) -> list[str]:
@@ -101,7 +121,8 @@ def summary_line(cov: CoverageMap) -> str:
     unchecked = sum(len(e.not_checked(d)) for e in cov.ops for d in _dims(e))
     return (
         f"{len(cov.ops)} ops with recorded dimensions; {values - unchecked} of {values} dimension values "
-        f"checked, {unchecked} not checked; {len(cov.unreached)} ops of the boundary catalogue not reached."
+        f"checked, {unchecked} not checked; {len(cov.unreached)} ops of the boundary catalogue not reached"
+        + (f"; {len(cov.not_varied)} corpus ops not varied by the generator." if cov.not_varied else ".")
     )
 
 
@@ -114,6 +135,15 @@ def markdown_section(cov: CoverageMap) -> list[str]:
     out = ["", "## Coverage", "", summary_line(cov), ""]
     if cov.unreached:
         out += [f"**Not reached by any row** ({len(cov.unreached)}): " + ", ".join(cov.unreached), ""]
+    if cov.not_varied:
+        out += [
+            f"<details><summary>Not varied by the boundary generator ({len(cov.not_varied)} corpus ops)</summary>",
+            "",
+            *(f"- {_esc(key)}: {_esc(why)}" for key, why in cov.not_varied),
+            "",
+            "</details>",
+            "",
+        ]
     out += [
         "<details><summary>Per op and dimension: values checked / not checked</summary>",
         "",
@@ -140,6 +170,12 @@ def html_section(cov: CoverageMap) -> str:
     if cov.unreached:
         parts.append(
             f"<p><strong>Not reached by any row</strong> ({len(cov.unreached)}): {e(', '.join(cov.unreached))}</p>"
+        )
+    if cov.not_varied:
+        items = "".join(f"<li>{e(key)}: {e(why)}</li>" for key, why in cov.not_varied)
+        parts.append(
+            f"<details><summary>Not varied by the boundary generator ({len(cov.not_varied)} corpus ops)</summary>"
+            f"<ul>{items}</ul></details>"
         )
     parts.append(
         "<details><summary>Per op and dimension: values checked / not checked</summary><table>"

@@ -1,9 +1,10 @@
 """The call a corpus row hands to ``assert_parity``: the op (or module) and its sample, rebuilt on
 the device with the sample's own layout.
 
-parity moves every tensor argument to the device as a fresh copy, which keeps a dense layout
-(channels_last, transposed) but not a storage offset or a sliced stride; the call puts each tensor
-back into the layout the sample had, on the device, before the op sees it. Only the tensors the
+parity moves every tensor argument to the device as a fresh copy in the caller's layout (strides
+and storage offset); the tensors the call holds itself (below) it puts back into the layout the
+sample had, on the device, before the op sees them (and it re-applies the layout to the passed ones:
+a broadcast input with gradients reaches it dense). Only the tensors the
 sample differentiates go through parity's gradient path (an op's integer indices, or a target that
 has no derivative, are held by the call and moved to the run's device and dtype there).
 """
@@ -20,6 +21,71 @@ import torch.utils._pytree as pytree
 
 #: torch.testing.assert_close's (rtol, atol) per dtype: an OpInfo override only ever loosens these
 ASSERT_CLOSE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
+
+
+def criterion(device_type: str) -> str:
+    """The parity mode of a corpus row. On a GPU ``cpu-relative``: as accurate as the CPU in the same
+    dtype (PyTorch's ``test_compare_cpu``). On the CPU baseline the device *is* the CPU, and a
+    same-dtype CPU run as yardstick could not fail; there the yardstick is ``model`` mode's computed
+    one: the float64 reference with every op's result rounded to the dtype, which never calls a
+    kernel of the dtype under test and measures what the dtype costs this very sample (its
+    conditioning), so a wrong low-precision result fails the row."""
+    return "model" if device_type == "cpu" else "cpu-relative"
+
+
+#: the model criterion's factors on the CPU baseline (``cpu_factor``): the CPU's own kernels
+#: round inside an op (fp32 intermediates, sums of a few terms in the dtype), which the yardstick's
+#: exact op does not; measured on the clean ci corpus (docs/corpus.md), far below a wrong result
+#: of a few percent
+MODEL_FACTOR = 10.0
+
+
+#: rows the CPU backend's own low-precision kernels get wrong by more than the model criterion
+#: allows, measured on the clean ci corpus (torch 2.13, x86): expected failures on the CPU baseline
+#: only (``xfail``, not strict: the figure stays in the report); on a GPU they run as usual
+CPU_LIMITS: tuple[tuple[str, frozenset[str], str | None, str], ...] = (
+    (
+        "nn.functional.grid_sample",
+        frozenset({"float16", "bfloat16"}),
+        None,
+        "the CPU computes the sampling coordinates in the dtype: normwise 0.0025 (fp16) / 0.017 (bf16) "
+        "where rounding each op's result costs 0.00016 / 0.0016; bf16 grid gradient 0.18",
+    ),
+    (
+        "nn.Embedding",
+        frozenset({"bfloat16"}),
+        None,
+        "the CPU sums the weight gradient of repeated indices in bf16: -35.5 for -36.9 (normwise 0.023, "
+        "the yardstick 0.0023)",
+    ),
+    (
+        "nn.functional.layer_norm",
+        frozenset({"float32"}),
+        "s2",
+        "a weight gradient whose exact value is 1e-13 (cancellation): the CPU's float32 gives -3.7e-5",
+    ),
+    (
+        "nn.functional.rms_norm",
+        frozenset({"float16"}),
+        "s0",
+        "the CPU's fp16 rms_norm backward: input gradient normwise 0.0002 where rounding each op's "
+        "result costs nothing measurable (its float64 decomposition is exact here)",
+    ),
+)
+
+
+def cpu_limit(name: str, dtype: str, sample: str) -> str | None:
+    """Why a row is a measured limit of the CPU backend (see ``CPU_LIMITS``), or None."""
+    for op, dtypes, only, why in CPU_LIMITS:
+        if name == op and dtype in dtypes and (only is None or sample == only):
+            return why
+    return None
+
+
+def criterion_options(device_type: str) -> dict[str, object]:
+    """``mode`` (and on the CPU baseline ``cpu_factor``) for a corpus row's parity call."""
+    mode = criterion(device_type)
+    return {"mode": mode, "cpu_factor": MODEL_FACTOR} if mode == "model" else {"mode": mode}
 
 
 @dataclass
@@ -54,7 +120,8 @@ def as_outputs(obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided:
             obj = obj.to_dense()
-        return torch.view_as_real(obj) if obj.is_complex() else obj
+        # a lazy conjugate (ifft, ihfft return one) has no real view until it is resolved
+        return torch.view_as_real(obj.resolve_conj().resolve_neg()) if obj.is_complex() else obj
     if isinstance(obj, (bool, int, float)):
         return torch.tensor(obj)
     if isinstance(obj, (list, tuple)):

@@ -47,6 +47,8 @@ class Row:
     sample: str  # "s3" (sample_inputs #3), "r7" (reference_inputs #7), "none"
     dims: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     problem: str | None = field(default=None, compare=False, hash=False)
+    #: the database entry's class (``UnaryUfuncInfo``, ...): the coverage map places the op by it
+    entry_class: str = field(default="", compare=False, hash=False)
 
     @property
     def feature(self) -> str:
@@ -59,7 +61,10 @@ class Row:
 
     def info(self) -> dict[str, Any]:
         """What the row records (``record_property(INFO_PROPERTY, ...)``): the coverage map reads it."""
-        return {"op": self.name, "dims": dict(self.dims), "corpus": self.kind}
+        info: dict[str, Any] = {"op": self.name, "dims": dict(self.dims), "corpus": self.kind}
+        if self.entry_class:
+            info["entry_class"] = self.entry_class
+        return info
 
 
 class Unavailable(Exception):

@@ -130,7 +130,9 @@ def _op_rows(entry: Any, name: str, variant: str, dtype: str, limit: int | None,
             yield db.Row("opinfo", name, variant, dtype, f"{source}-{db.NO_SAMPLE}", problem=why)
             continue
         for i in db.pick_diverse(iter(dims), limit):
-            yield db.Row("opinfo", name, variant, dtype, f"{source}{i}", dims=dims[i][1])
+            yield db.Row(
+                "opinfo", name, variant, dtype, f"{source}{i}", dims=dims[i][1], entry_class=type(entry).__name__
+            )
 
 
 def _op_dims(sample: Any, dtype: str, variant: str, sample_id: str) -> dict[str, str]:

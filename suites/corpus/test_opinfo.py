@@ -11,8 +11,18 @@ import torch
 from pytest_rocm import INFO_PROPERTY, DtypeUnsupported
 
 
-def test_opinfo(op_row: corpus_db.Row, corpus_where, parity, rocm_device: torch.device, record_property) -> None:
+def test_opinfo(
+    op_row: corpus_db.Row,
+    corpus_where,
+    parity,
+    rocm_device: torch.device,
+    record_property,
+    request: pytest.FixtureRequest,
+) -> None:
     record_property(INFO_PROPERTY, op_row.info())
+    limit = corpus_calls.cpu_limit(op_row.name, op_row.dtype, op_row.sample) if corpus_where[0] == "cpu" else None
+    if limit is not None:
+        request.applymarker(pytest.mark.xfail(reason=f"known limit of the CPU backend: {limit}", strict=False))
     if op_row.problem is not None:
         pytest.skip(op_row.problem)
     device_type, backend = corpus_where
@@ -30,7 +40,7 @@ def test_opinfo(op_row: corpus_db.Row, corpus_where, parity, rocm_device: torch.
             grad=call.grad,
             name=op_row.name,
             tolerances=call.tolerances,
-            mode="cpu-relative",  # as accurate as the CPU in the same dtype (PyTorch's test_compare_cpu)
+            **corpus_calls.criterion_options(device_type),  # one that can fail on the CPU baseline too
             allow_vacuous=True,  # a sample may be empty or have an all-zero gradient: still compared
         )
     except DtypeUnsupported as exc:

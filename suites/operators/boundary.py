@@ -44,6 +44,16 @@ def num(label: str) -> int:
     return int(match.group(1))
 
 
+def per_dim(label: str, dims: int) -> tuple[int, ...]:
+    """``k3`` -> (3, 3), ``k1x3`` -> (1, 3) (height x width; a 3-d op repeats the last: (1, 3, 3)),
+    ``stride1x2`` -> (1, 2): a non-square kernel, stride, dilation or padding per spatial dim."""
+    match = re.search(r"(\d+)x(\d+)$", label)
+    if match is None:
+        return (num(label),) * dims
+    pair = (int(match.group(1)), int(match.group(2)))
+    return pair[-dims:] if dims <= 2 else (pair[0],) + (pair[1],) * (dims - 1)
+
+
 def randn(*shape: int, seed: int = 0) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=generator).to(torch.bfloat16).float()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, values
+from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, values
 
 Row = dict[str, str]
 
@@ -73,19 +74,21 @@ def conv(op: str) -> Callable[[Row], Case]:
     transposed = op.startswith("conv_t")
 
     def build(r: Row) -> Case:
-        batch, kernel, stride, dil = num(r["batch"]), num(r["kernel"]), num(r["stride"]), num(r["dilation"])
+        batch = num(r["batch"])
+        kernel, stride = per_dim(r["kernel"], spatial_dims), per_dim(r["stride"], spatial_dims)
+        dil = per_dim(r["dilation"], spatial_dims)
         size = num(r["spatial"]) if spatial_dims < 3 else min(num(r["spatial"]), 16)
         channels = 4
         groups = {"g1": 1, "g2": 2, "depthwise": channels}[r["groups"]]
         out_ch = channels if r["groups"] == "depthwise" else 6
         shape = (batch, channels, *([size] * spatial_dims))
-        fan = channels // groups * kernel**spatial_dims
+        fan = channels // groups * math.prod(kernel)
         x = values(shape, r["values"], r["dtype"], seed=1, growth_bits=bits(fan * batch * size**spatial_dims))
         w_shape = (channels, out_ch // groups) if transposed else (out_ch, channels // groups)
-        w = randn_like_scaled((*w_shape, *([kernel] * spatial_dims)), 2, fan**-0.5)
+        w = randn_like_scaled((*w_shape, *kernel), 2, fan**-0.5)
         b = randn_like_scaled((out_ch,), 3, 1.0)
         pad_mode = r["padding"]
-        pad = 1 if pad_mode in ("pad1", "reflect", "circular") else 0
+        pad = (1,) * spatial_dims if pad_mode in ("reflect", "circular") else per_dim(pad_mode, spatial_dims)
         call = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[spatial_dims]
 
         def fn(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -106,12 +109,19 @@ def conv(op: str) -> Callable[[Row], Case]:
 
 
 # -- pooling and interpolation -----------------------------------------------------------------
+def _window(r: Row) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Kernel, stride and padding per spatial dim (a padding is at most half its kernel)."""
+    kernel = per_dim(r["kernel"], 2)
+    stride = kernel if r["stride"] == "stride_kernel" else per_dim(r["stride"], 2)
+    pad = tuple(min(p, k // 2) for p, k in zip(per_dim(r["padding"], 2), kernel, strict=True))
+    return kernel, stride, pad
+
+
 def max_pool2d(r: Row) -> Case:
-    size, kernel = num(r["spatial"]), num(r["kernel"])
-    stride = kernel if r["stride"] == "stride_kernel" else num(r["stride"])
-    pad, dil = num(r["padding"]), num(r["dilation"])
-    pad = min(pad, kernel // 2)
-    shape = (2, 3, size, size) if size < 65536 else (1, 1, 2 * kernel, size)
+    size = num(r["spatial"])
+    kernel, stride, pad = _window(r)
+    dil = per_dim(r["dilation"], 2)
+    shape = (2, 3, size, size) if size < 65536 else (1, 1, 2 * max(kernel), size)
     pattern = r["values"]
     x = distinct(*shape, seed=1) if pattern == "distinct" else values(shape, pattern, r["dtype"], seed=1)
 
@@ -124,11 +134,10 @@ def max_pool2d(r: Row) -> Case:
 
 
 def avg_pool2d(r: Row) -> Case:
-    size, kernel = num(r["spatial"]), num(r["kernel"])
-    stride = kernel if r["stride"] == "stride_kernel" else num(r["stride"])
-    pad = min(num(r["padding"]), kernel // 2)
-    shape = (2, 3, size, size) if size < 65536 else (1, 1, 2 * kernel, size)
-    x = values(shape, r["values"], r["dtype"], seed=1, growth_bits=bits(kernel * kernel))
+    size = num(r["spatial"])
+    kernel, stride, pad = _window(r)
+    shape = (2, 3, size, size) if size < 65536 else (1, 1, 2 * max(kernel), size)
+    x = values(shape, r["values"], r["dtype"], seed=1, growth_bits=bits(math.prod(kernel)))
 
     def fn(x: torch.Tensor) -> torch.Tensor:
         x = laid_out(x, r["layout"])
@@ -141,7 +150,7 @@ def avg_pool2d(r: Row) -> Case:
             count_include_pad=r["count_include_pad"] == "include_pad",
         )
 
-    return Case(fn, (x,), options={"reduction_length": kernel * kernel})
+    return Case(fn, (x,), options={"reduction_length": math.prod(kernel)})
 
 
 def adaptive_avg_pool2d(r: Row) -> Case:

@@ -56,3 +56,32 @@ def test_full_holds_every_triple_and_the_big_sizes() -> None:
     assert t_tuples_missing(space.dimensions("full"), full.rows, 3) == []
     assert any(r["size"] == "s65537" for r in full.rows)
     assert not any(r["size"] == "s65537" for r in space.array("ci").rows)
+
+
+@pytest.mark.parametrize("key", ["conv/conv2d", "conv/conv3d", "conv/conv_transpose2d", "pooling/max_pool2d"])
+def test_non_square_kernels_and_asymmetric_windows_reach_the_op(key: str) -> None:
+    """1xk and kx1 kernels, a stride, dilation and padding that differ per dim: in ci rows, and
+    passed to the op as such (not squared by the builder); real image sizes in full."""
+    seen: list[tuple] = []
+
+    class Spy(torch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in (torch.ops.aten.convolution.default, torch.ops.aten.max_pool2d_with_indices.default):
+                seen.append(tuple(tuple(a) if isinstance(a, (list, tuple)) else a for a in args[1:]))
+            return func(*args, **(kwargs or {}))
+
+    rows = BOUNDARY_CATALOGUE[key].array("ci").rows
+    labels = {value for row in rows for value in row.values()}
+    assert {"k1x3", "k3x1", "stride1x2", "dil2x1"} <= labels and "s224" in BOUNDARY_CATALOGUE[key].all_values()[
+        "spatial"
+    ]
+    row = next(r for r in rows if r["kernel"] == "k1x3" and r.get("stride") == "stride1x2")
+    case = test_boundary.BUILDERS[key](row)
+    with Spy():
+        case.fn(*case.args)
+    flat = [x for call in seen for x in call]
+    if key.startswith("conv/"):
+        assert tuple(flat[0].shape[2:]) in {(1, 3), (1, 3, 3)}  # the weight's kernel (3-d: 1x3x3)
+        assert flat[2] in {(1, 2), (1, 2, 2)}  # stride
+    else:
+        assert flat[0] == (1, 3) and flat[1] == (1, 2)

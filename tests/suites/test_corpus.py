@@ -32,6 +32,8 @@ import corpus_mutants  # noqa: E402
 import corpus_rows  # noqa: E402
 from suite_runs import run_suite  # noqa: E402
 
+from pytest_rocm import assert_parity  # noqa: E402
+
 pytestmark = pytest.mark.timeout(600)
 
 FAKE_DB = '''
@@ -157,6 +159,21 @@ def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
     assert corpus_db.layout_of(base[:, ::2]) == "noncontiguous"
 
 
+def test_a_lazily_conjugated_output_is_compared_as_its_values() -> None:
+    """fft.ifft / fft.ihfft* return a conjugate view (its conj bit set): view_as_real refused it,
+    and 22 full rows failed on that error instead of on numbers."""
+    import corpus_calls
+
+    z = torch.complex(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    out = corpus_calls.as_outputs((z.conj(), torch.fft.ihfft(torch.arange(4.0))))
+    assert torch.equal(out[0], torch.tensor([[1.0, -3.0], [2.0, 4.0]]))
+    assert torch.allclose(out[1], torch.view_as_real(torch.fft.ihfft(torch.arange(4.0)).resolve_conj()))
+    rows = corpus_rows.opinfo_rows("full", "cpu", "cpu", ("fft.ifft", "fft.ihfft"))
+    for row in [r for r in rows if r.dtype == "float32"][:6]:
+        call = corpus_calls.op_call(row, "cpu", "cpu")
+        assert assert_parity(call.fn, *call.args, dtypes=("float32",), grad=call.grad, device="cpu").ok, row.id
+
+
 @pytest.mark.parametrize("mutant", ["bn_running_mean_drift"])
 def test_a_device_side_break_fails_the_rows_that_reach_it(
     pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch, mutant: str
@@ -179,3 +196,36 @@ def test_a_device_side_break_fails_the_rows_that_reach_it(
     for feature in failed:  # caught on the running mean, by a parity comparison
         bad = [p for p in broken[feature]["parity"] if not p["ok"]]
         assert bad and all("running_mean" in p["name"] for p in bad), (feature, bad)
+
+
+def test_the_cpu_baseline_catches_a_wrong_low_precision_result(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of the CPU's own kernels (every fp32/fp16/bf16 run of training batch norm drifts its
+    running mean by 5 %, the float64 runs are right): a same-dtype CPU yardstick (``cpu-relative``)
+    carries the same bug and could not fail; the CPU baseline's model criterion fails exactly the
+    rows that reach the condition, and the clean run is green."""
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "nn.functional.batch_norm,nn.BatchNorm*")
+    clean = run_suite(pytester, suite, "--rocm-scale=ci")
+    assert clean and {r["outcome"] for r in clean.values()} <= {"passed", "skipped"}
+    monkeypatch.setenv("CORPUS_MUTANT", "bn_running_mean_drift")
+    monkeypatch.setenv(corpus_mutants.SCOPE, "dtype")
+    broken = run_suite(pytester, suite, "--rocm-scale=ci", plugin=inspect.getsource(corpus_mutants))
+    failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
+    expected = {
+        f for f, r in clean.items()
+        if f.startswith("moduleinfo/nn.BatchNorm") and "[train-" in f and r["info"]["dims"]["numel"] != "empty"
+    }  # fmt: skip
+    assert failed == expected and {clean[f]["info"]["dims"]["dtype"] for f in failed} == {
+        "float32", "float16", "bfloat16"
+    }  # fmt: skip
+    for feature in failed:  # caught on the running mean, against the computed yardstick
+        bad = [p for p in broken[feature]["parity"] if not p["ok"]]
+        assert bad and all("running_mean" in p["name"] and p["mode"] == "model" for p in bad), (feature, bad)
+    assert corpus_calls_module().criterion("cuda") == "cpu-relative"  # a GPU keeps PyTorch's criterion
+
+
+def corpus_calls_module() -> Any:
+    import corpus_calls
+
+    return corpus_calls
