@@ -169,5 +169,8 @@ BUILDERS: dict[str, Callable[[Row], Case]] = {
 }
 
 
-def optimizer_builders(names: list[str]) -> dict[str, Callable[[Row], Case]]:
-    return {f"optimizer/{name.lower()}": optimizer(name) for name in names}
+def optimizer_builders(ops: list[str]) -> dict[str, Callable[[Row], Case]]:
+    """The catalogue's optimizer ops (``adamw``) -> their builders, each taking the torch.optim
+    class of that name (the catalogue writes names in lower case)."""
+    classes = {name.lower(): name for name in dir(torch.optim) if isinstance(getattr(torch.optim, name), type)}
+    return {f"optimizer/{op}": optimizer(classes[op]) for op in ops}

@@ -24,7 +24,6 @@ from boundary import Case
 from opsupport import check
 
 from pytest_rocm import BOUNDARY_CATALOGUE, INFO_PROPERTY, boundary_row_id
-from pytest_rocm.coverage.catalogue_more import OPTIMIZERS
 
 BUILDERS: dict[str, Callable[[dict[str, str]], Case]] = {
     "matmul/mm": ops.mm,
@@ -46,7 +45,7 @@ BUILDERS: dict[str, Callable[[dict[str, str]], Case]] = {
     "indexing/index_select": more.index_select,
     **{f"elementwise/{op}": more.elementwise(op) for op in ("add", "mul", "gelu", "silu", "exp")},
     **families.BUILDERS,
-    **families.optimizer_builders(list(OPTIMIZERS)),
+    **families.optimizer_builders([s.op for s in BOUNDARY_CATALOGUE.values() if s.family == "optimizer"]),
 }
 
 
