@@ -161,6 +161,7 @@ tiny_filter() {
     models) echo "test_cnn_training and test_checkpoint or test_multi_gpu" ;;
     distributed) echo "test_collective and all_reduce" ;;
     known_issues) echo "sort-bool-view or topk-nondeterministic-half-float16" ;;
+    corpus) echo "matmul-default and s0 or nn.BatchNorm1d-train and s0" ;;
     *) # a suite this script does not know: its first test module
       local first
       first=$(cd "$SUITES_ROOT/$1" && find . -name 'test_*.py' | LC_ALL=C sort | head -n 1)

@@ -134,6 +134,7 @@ def test_packages_lists_the_suites_packages_without_torch(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # each suite within a wall-clock limit
 @pytest.mark.timeout(900)
 def test_tiny_runs_every_bundled_suite_end_to_end(tmp_path: Path) -> None:
     """The whole script on this CPU: a handful of rows per suite, in well under a minute idle."""
@@ -187,6 +188,7 @@ def inner_venv(path: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # a wall-clock limit hit on purpose
 @pytest.mark.timeout(900)
 def test_a_suite_over_its_limit_or_crashed_keeps_the_others(tmp_path: Path) -> None:
     suites = tmp_path / "suites"

@@ -132,6 +132,7 @@ def test_not_an_index_page_is_unknown_and_not_cached(hostile: str, tmp_path: Pat
     assert not list(tmp_path.iterdir())  # never cached as a fact
 
 
+@pytest.mark.timing  # a deadline in wall-clock seconds
 def test_a_server_dripping_a_byte_a_second_is_left_at_the_deadline(hostile: str, tmp_path: Path) -> None:
     fetch = partial(index.urllib_fetch, deadline_s=1.5)
     start = time.monotonic()

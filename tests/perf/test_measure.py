@@ -13,6 +13,9 @@ import torch
 
 from pytest_rocm.perf.measure import device_of, measure
 
+# asserts on what timers measured: a loaded machine moves the figures
+pytestmark = pytest.mark.timing
+
 
 def test_a_sleeping_call_is_timed_at_least_its_sleep() -> None:
     record = measure(time.sleep, 0.005, warmup=1, min_reps=3, reps=5, budget_s=0.5, work={"bytes": 5e6})
