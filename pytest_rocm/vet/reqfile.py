@@ -166,17 +166,23 @@ def _marker_false(text: str, where: str, found: ReqFile) -> tuple[str, bool]:
     return link.strip(), false
 
 
+def parse_requirement(text: str, where: str) -> Requirement:
+    """A PEP 508 requirement, or BadTarget naming where and why (a requirements file's line, a
+    pyproject's dependency)."""
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        why = str(exc).splitlines()[0] if str(exc) else "unparsable"
+        raise BadTarget(f"{where}: not a requirement: {text.strip()!r} ({why})") from None
+
+
 def _requirement(text: str, where: str, path: Path, found: ReqFile) -> Pin | None:
     text, false = _marker_false(text, where, found)
     if false:
         return None
     if _is_link(text):
         return _link_pin(path, where, text, "url" if "://" in text else "path")
-    try:
-        req = Requirement(text)
-    except InvalidRequirement as exc:
-        why = str(exc).splitlines()[0] if str(exc) else "unparsable"
-        raise BadTarget(f"{where}: not a requirement: {text.strip()!r} ({why})") from None
+    req = parse_requirement(text, where)
     if req.marker is not None and not req.marker.evaluate({"extra": ""}):
         found.skipped.append(f"{where} {req.name} ({req.marker})")
         return None  # not for this platform/Python, or an extra's

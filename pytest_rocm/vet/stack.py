@@ -17,7 +17,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -27,7 +26,7 @@ from pytest_rocm.vet.artifacts import Artifacts, Pin, locate, locate_link
 from pytest_rocm.vet.artifacts import wheel_index as wheel_index  # the CLI and tests name it here
 from pytest_rocm.vet.coverage import basis, loaded_variant, torch_build, variant_coverage, variants
 from pytest_rocm.vet.coverage import coverage as coverage  # the tests name it here
-from pytest_rocm.vet.reqfile import read_requirements_txt
+from pytest_rocm.vet.reqfile import parse_requirement, read_requirements_txt
 from pytest_rocm.vet.target import BadTarget
 
 SCHEMA = "pytest-rocm/vet-stack/1"
@@ -62,11 +61,7 @@ def _toml(path: Path) -> dict[str, Any]:
 
 
 def _requirement(text: str, where: str) -> Pin | None:
-    try:
-        req = Requirement(text)
-    except InvalidRequirement as exc:
-        why = str(exc).splitlines()[0] if str(exc) else "unparsable"
-        raise BadTarget(f"{where}: not a requirement: {text.strip()!r} ({why})") from None
+    req = parse_requirement(text, where)
     if req.marker is not None and not req.marker.evaluate({"extra": ""}):
         return None  # not for this platform/Python, or an extra's
     pinned = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
