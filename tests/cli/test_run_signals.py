@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# races a signal against processes it starts: load can reorder them
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[2]
 CPU_ENV = f"--rocm-env={ROOT / 'tests' / 'data' / 'envs' / 'cpu_only.json'}"
 
@@ -198,9 +201,6 @@ GRACE_RUNNER = """
 import sys, time
 from pytest_rocm import _lifetime
 from pytest_rocm.cli import run
-
-# races a signal against processes it starts: load can reorder them
-pytestmark = pytest.mark.timing
 _lifetime.GRACE_S = 1.0
 marker = sys.argv[1]
 deaf = ("import pathlib, signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
