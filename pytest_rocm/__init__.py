@@ -21,14 +21,12 @@ stays cheap when pytest loads the plugin.
 - the backend: ``torch_backend(torch)`` (what the build is for), ``device_backend(device, torch)``;
 - scale: ``scale_cases("case", {id: (ci_value, full_value)})`` (the ``rocm_scaled`` marker from a
   table; ``pytest_rocm.plugin.scale.cases``);
-- attention: ``sdpa_not_offered_hint(arch, variables)``, and from the profiler
-  ``kernel_names(fn)`` (torch) and ``sdpa_backend_from_names(names)``;
 - workloads: ``capture()`` (torch), a context manager that records the distinct aten op calls of
-  its block for ``--rocm-workload`` (docs/workload.md);
-- inference: ``llama_cpp_install_line(backend, gfx)``, the line that builds llama-cpp-python with
-  the ggml backend of a ``rocm``/``cuda``/``cpu`` machine (docs/inference.md).
+  its block for ``--rocm-workload`` (docs/workload.md).
 
-``pytest_rocm.parity.strategies`` (hypothesis) stays an explicit import.
+``pytest_rocm.parity.strategies`` (hypothesis) stays an explicit import. What only the bundled
+suites use (the boundary catalogue, SDPA helpers, llama.cpp's install line) is in
+``pytest_rocm.suite_support``: support for the suites, not a user API.
 """
 
 from __future__ import annotations
@@ -39,20 +37,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pytest_rocm._resources import VERSION as __version__  # stdlib only, cheap
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
-    from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
-    from pytest_rocm.doctor.facts import sdpa_not_offered_hint
     from pytest_rocm.env.model import Device, Environment, device_backend, torch_backend
     from pytest_rocm.env.seam import distribution_version
     from pytest_rocm.parity.check import assert_parity
     from pytest_rocm.parity.options import ParityOptions
     from pytest_rocm.parity.result import DtypeUnsupported, ParityError, ParityResult
     from pytest_rocm.parity.tolerances import DEFAULT_DTYPES, EPS, LOW_PRECISION_DTYPES, default_tolerance
-    from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
     from pytest_rocm.plugin.scale import cases as scale_cases
     from pytest_rocm.plugin.scale import get_scale
     from pytest_rocm.plugin.session import device_string, get_device, get_environment
     from pytest_rocm.report.outcomes import INFO_PROPERTY, PARITY_PROPERTY, not_installed_reason
-    from pytest_rocm.setup.llama import install_line as llama_cpp_install_line
     from pytest_rocm.workload.capture import capture
 
 
@@ -60,8 +54,6 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
 #: (imported on first use)
 _LAZY: dict[str, str] = {
     "assert_parity": "pytest_rocm.parity.check",
-    "BOUNDARY_CATALOGUE": "pytest_rocm.coverage.catalogue",
-    "boundary_row_id": "pytest_rocm.coverage.catalogue",
     "ParityOptions": "pytest_rocm.parity.options",
     "ParityResult": "pytest_rocm.parity.result",
     "ParityError": "pytest_rocm.parity.result",
@@ -83,15 +75,10 @@ _LAZY: dict[str, str] = {
     "torch_backend": "pytest_rocm.env.model",
     "device_backend": "pytest_rocm.env.model",
     "scale_cases": "pytest_rocm.plugin.scale:cases",
-    "sdpa_not_offered_hint": "pytest_rocm.doctor.facts",
-    "kernel_names": "pytest_rocm.perf.backend",
-    "sdpa_backend_from_names": "pytest_rocm.perf.backend",
     "capture": "pytest_rocm.workload.capture",
-    "llama_cpp_install_line": "pytest_rocm.setup.llama:install_line",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
-    "BOUNDARY_CATALOGUE",
     "DEFAULT_DTYPES",
     "EPS",
     "INFO_PROPERTY",
@@ -105,7 +92,6 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "ParityResult",
     "__version__",
     "assert_parity",
-    "boundary_row_id",
     "capture",
     "default_tolerance",
     "device_backend",
@@ -114,12 +100,8 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "get_device",
     "get_environment",
     "get_scale",
-    "kernel_names",
-    "llama_cpp_install_line",
     "not_installed_reason",
     "scale_cases",
-    "sdpa_backend_from_names",
-    "sdpa_not_offered_hint",
     "skip_not_installed",
     "torch_backend",
 ]

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import pytest_rocm
+import pytest_rocm.suite_support
 
 
 @pytest.mark.parametrize("name", pytest_rocm.__all__)
@@ -30,7 +31,7 @@ def test_environment_types_and_report_names_import_neither_torch_nor_pytest() ->
         "import sys, pytest_rocm\n"
         "pytest_rocm.Environment, pytest_rocm.Device, pytest_rocm.INFO_PROPERTY, pytest_rocm.ParityResult\n"
         "pytest_rocm.PARITY_PROPERTY, pytest_rocm.ParityOptions, pytest_rocm.EPS, pytest_rocm.default_tolerance, pytest_rocm.distribution_version\n"
-        "pytest_rocm.torch_backend, pytest_rocm.device_backend, pytest_rocm.sdpa_not_offered_hint\n"
+        "pytest_rocm.torch_backend, pytest_rocm.device_backend\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest', '_pytest'))\n"
         "print(heavy)\n"
     )
@@ -64,3 +65,48 @@ def test_a_public_name_may_differ_from_its_module_name() -> None:
     from pytest_rocm.plugin import scale
 
     assert pytest_rocm.scale_cases is scale.cases  # "module:attribute" in the lazy table
+
+
+# suite support (pytest_rocm.suite_support): the bundled suites' names, not the user API
+
+
+@pytest.mark.parametrize("name", pytest_rocm.suite_support.__all__)
+def test_every_suite_support_name_resolves(name: str) -> None:
+    assert getattr(pytest_rocm.suite_support, name) is not None
+    assert name in dir(pytest_rocm.suite_support)
+
+
+def test_suite_support_all_lists_exactly_its_lazy_names() -> None:
+    assert sorted(pytest_rocm.suite_support.__all__) == sorted(pytest_rocm.suite_support._LAZY)
+
+
+@pytest.mark.parametrize("name", ["kernel_names", "BOUNDARY_CATALOGUE", "llama_cpp_install_line"])
+def test_a_suite_support_name_is_not_at_the_root(name: str) -> None:
+    assert name not in pytest_rocm.__all__
+    with pytest.raises(AttributeError, match=f"no attribute '{name}'"):
+        getattr(pytest_rocm, name)
+
+
+def test_suite_support_names_are_the_defining_modules_ones() -> None:
+    from pytest_rocm.coverage import catalogue
+    from pytest_rocm.setup import llama
+
+    assert pytest_rocm.suite_support.BOUNDARY_CATALOGUE is catalogue.BOUNDARY_CATALOGUE
+    assert pytest_rocm.suite_support.llama_cpp_install_line is llama.install_line
+
+
+def test_an_unknown_suite_support_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="suite_support' has no attribute 'assert_parity'"):
+        _ = pytest_rocm.suite_support.assert_parity  # type: ignore[attr-defined]
+
+
+def test_suite_support_imports_neither_torch_nor_pytest_until_a_torch_name_is_used() -> None:
+    # the llama.cpp rows import it at collection and torch only when a test asks (require_torch)
+    code = (
+        "import sys, pytest_rocm.suite_support as s\n"
+        "s.BOUNDARY_CATALOGUE, s.boundary_row_id, s.sdpa_not_offered_hint, s.llama_cpp_install_line\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest', '_pytest'))\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -384,5 +384,5 @@ CATALOGUE: dict[str, OpSpace] = {
     **MORE,  # FFT, linear algebra, optimizer steps, gradient clipping (catalogue_more)
 }
 
-#: the catalogue under its public name (``from pytest_rocm import BOUNDARY_CATALOGUE``)
+#: the catalogue under the name the boundary suite imports (``from pytest_rocm.suite_support import BOUNDARY_CATALOGUE``)
 BOUNDARY_CATALOGUE = CATALOGUE

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from _library_support import assert_checks, import_library, require_torch
 
-from pytest_rocm import llama_cpp_install_line
+from pytest_rocm.suite_support import llama_cpp_install_line
 
 torch = require_torch()
 

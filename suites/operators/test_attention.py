@@ -29,7 +29,8 @@ from opsupport import backend_of, check, describe_device, dtypes, eps_tolerances
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
-from pytest_rocm import INFO_PROPERTY, sdpa_not_offered_hint
+from pytest_rocm import INFO_PROPERTY
+from pytest_rocm.suite_support import sdpa_not_offered_hint
 
 BACKENDS: dict[str, SDPBackend] = {
     "math": SDPBackend.MATH,

@@ -2,7 +2,7 @@
 
 Every pair of values of any two dimensions of an op (sizes, layouts, keyword arguments, value
 patterns, dtype, variant) is in some row in the ``ci`` profile, every triple in ``full`` (which
-also adds the big sizes); the catalogue of dimensions is ``pytest_rocm.BOUNDARY_CATALOGUE``
+also adds the big sizes); the catalogue of dimensions is ``pytest_rocm.suite_support.BOUNDARY_CATALOGUE``
 (docs/coverage.md). Each row runs through parity (device against the float64 CPU reference,
 forward and, where the variant allows, backward) in its one dtype (``allow_vacuous``: zeros, a masked row or a
 constant row give outputs or gradients of 0 on purpose; a wrong value there is still a mismatch), is named
@@ -23,7 +23,8 @@ import torch
 from boundary import Case
 from opsupport import check
 
-from pytest_rocm import BOUNDARY_CATALOGUE, INFO_PROPERTY, boundary_row_id
+from pytest_rocm import INFO_PROPERTY
+from pytest_rocm.suite_support import BOUNDARY_CATALOGUE, boundary_row_id
 
 BUILDERS: dict[str, Callable[[dict[str, str]], Case]] = {
     "matmul/mm": ops.mm,

@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from opsupport import backend_of
 
-from pytest_rocm import INFO_PROPERTY, kernel_names, scale_cases, sdpa_backend_from_names
+from pytest_rocm import INFO_PROPERTY, scale_cases
+from pytest_rocm.suite_support import kernel_names, sdpa_backend_from_names
 
 DTYPES = ("float32", "float16", "bfloat16")
 

@@ -18,8 +18,8 @@ assert _spec is not None and _spec.loader is not None
 test_boundary = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(test_boundary)
 
-from pytest_rocm import BOUNDARY_CATALOGUE, boundary_row_id  # noqa: E402
 from pytest_rocm.coverage.arrays import t_tuples_missing  # noqa: E402
+from pytest_rocm.suite_support import BOUNDARY_CATALOGUE, boundary_row_id  # noqa: E402
 
 
 def test_every_catalogue_op_has_a_builder() -> None:
