@@ -31,9 +31,9 @@ suites use (the boundary catalogue, SDPA helpers, llama.cpp's install line) is i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
+from pytest_rocm._lazy import lazy_attributes
 from pytest_rocm._resources import VERSION as __version__  # stdlib only, cheap
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
@@ -116,15 +116,4 @@ def skip_not_installed(dist: str, detail: str = "") -> NoReturn:
     pytest.skip(not_installed_reason(dist, detail))
 
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'pytest_rocm' has no attribute {name!r}")
-    module, _, attribute = where.partition(":")
-    value = getattr(importlib.import_module(module), attribute or name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

@@ -21,8 +21,9 @@ without torch collecting the llama.cpp row, does not pay for the profiler.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_rocm._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
     from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
@@ -50,15 +51,4 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'pytest_rocm.suite_support' has no attribute {name!r}")
-    module, _, attribute = where.partition(":")
-    value = getattr(importlib.import_module(module), attribute or name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

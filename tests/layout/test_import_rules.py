@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "_resources": 0,
     "_values": 0,
     "_lifetime": 0,
+    "_lazy": 0,
     "env": 1,
     "coverage": 1,
     "doctor": 2,
@@ -67,6 +68,7 @@ PURE = (
     "_resources",
     "_values",
     "_lifetime",
+    "_lazy",
 )
 #: the one sanctioned way torch enters a pure layer: the seam loads it on request
 TORCH_DOORS = {"env.seam"}
