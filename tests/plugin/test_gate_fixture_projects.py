@@ -11,53 +11,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from pathlib import Path
-from typing import Any
 
 import pytest
+from gate_projects import CPU_ENV, GPU_ENV, WITH_CUDA, run_diff, run_diff_json, run_report
 
 from pytest_rocm import cli
 
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
-
-DATA = Path(__file__).parents[1] / "data"
-CPU_ENV = f"--rocm-env={DATA / 'envs' / 'cpu_only.json'}"
-GPU_ENV = f"--rocm-env={DATA / 'envs' / 'mi300x_8.json'}"
-
-#: PyG's ``withCUDA`` in small: one test per device this machine has (a GPU from the recorded
-#: environment; the test body learns which device it got and may fail on the GPU)
-WITH_CUDA = """
-import pytest
-from pytest_rocm import get_environment
-
-def pytest_generate_tests(metafunc):
-    if "device" in metafunc.fixturenames:
-        gpus = ["cuda:0"] if get_environment(metafunc.config).devices else []
-        metafunc.parametrize("device", ["cpu", *gpus])
-"""
-
-
-def _report(pytester: pytest.Pytester, name: str, env: str, *args: str, subprocess: bool = False) -> Path:
-    """Run the project with ``--rocm-report``; ``subprocess``: in a child (a suite that imports
-    torch: torch imported into this process late in a run has crashed its garbage collector)."""
-    report = pytester.path / f"{name}.json"
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest_inprocess
-    run(env, f"--rocm-report={report}", f"--rocm-label={name}", "-p", "no:cacheprovider", *args)
-    assert report.is_file(), f"the {name} run wrote no report"
-    return report
-
-
-def _diff(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
-    capsys.readouterr()
-    status = cli.main(["diff", *map(str, args)])
-    return status, capsys.readouterr().out
-
-
-def _diff_json(capsys: pytest.CaptureFixture[str], *args: str | Path) -> dict[str, Any]:
-    capsys.readouterr()
-    cli.main(["diff", "--json", *map(str, args)])
-    parsed: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return parsed
 
 
 # -- a new test that fails in the candidate ------------------------------------------------------
@@ -65,7 +25,7 @@ def test_a_new_failing_test_fails_the_gate_and_is_named(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytester.makepyfile(**{"tests/test_ops.py": "def test_add():\n    assert 1 + 1 == 2\n"})
-    base = _report(pytester, "base", CPU_ENV)
+    base = run_report(pytester, "base", CPU_ENV)
     pytester.makepyfile(
         **{
             "tests/test_ops.py": "def test_add():\n    assert 1 + 1 == 2\n\n"
@@ -73,16 +33,16 @@ def test_a_new_failing_test_fails_the_gate_and_is_named(
             "def test_sub():\n    assert 2 - 1 == 1\n"
         }
     )
-    candidate = _report(pytester, "candidate", CPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", CPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1, out
     assert "new failing tests: 1" in out
     assert "tests/test_ops::test_mul: absent -> failed  -- AssertionError: mul is wrong" in out
     assert "tests/test_ops.py::test_mul" in out and "verdict: FAIL" in out
     # relaxed on request: the same pair passes, the failure still listed
-    status, out = _diff(capsys, "--allow-new-failures", base, candidate)
+    status, out = run_diff(capsys, "--allow-new-failures", base, candidate)
     assert status == 0 and "new failing tests: 1" in out
-    parsed = _diff_json(capsys, base, candidate)
+    parsed = run_diff_json(capsys, base, candidate)
     assert [c["nodeid"] for c in parsed["new_failures"]] == ["tests/test_ops.py::test_mul"]
 
 
@@ -93,7 +53,7 @@ def test_the_gpu_half_of_a_device_parametrized_test_is_compared_on_its_own(
     pytester.makeconftest(WITH_CUDA)
     body = "def test_conv(device):\n    assert {check}\n\ndef test_pool(device):\n    assert True\n"
     pytester.makepyfile(**{"tests/nn/test_conv.py": body.format(check="True")})
-    base = _report(pytester, "base", GPU_ENV)
+    base = run_report(pytester, "base", GPU_ENV)
     records = json.loads(base.read_text())["results"]
     # two results of one row: both kept, told apart by their device
     conv = sorted((r["nodeid"], r["feature"], r.get("device_variant")) for r in records if "test_conv[" in r["nodeid"])
@@ -102,13 +62,13 @@ def test_the_gpu_half_of_a_device_parametrized_test_is_compared_on_its_own(
         ("tests/nn/test_conv.py::test_conv[cuda:0]", "tests/nn/test_conv::test_conv[device]", "cuda"),
     ]
     pytester.makepyfile(**{"tests/nn/test_conv.py": body.format(check="device == 'cpu', 'wrong on the GPU'")})
-    candidate = _report(pytester, "candidate", GPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", GPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1, out
     assert "regressions: 1" in out and "tests/nn/test_conv.py::test_conv[cuda:0]" in out
     # a CPU-only base (the run of today, no GPU): the GPU half is new, and failing, so the gate fails
-    cpu_base = _report(pytester, "cpu", CPU_ENV)
-    status, out = _diff(capsys, cpu_base, candidate)
+    cpu_base = run_report(pytester, "cpu", CPU_ENV)
+    status, out = run_diff(capsys, cpu_base, candidate)
     assert status == 1, out
     assert "new failing tests: 1" in out and "tests/nn/test_conv.py::test_conv[cuda:0]" in out
     assert "regressions: 0" in out  # the CPU half passed in both
@@ -120,13 +80,13 @@ def test_halves_match_by_device_when_the_index_differs(
     """``cuda:0`` in one run, ``cuda:3`` in the next (another GPU chosen): the same GPU half."""
     pytester.makeconftest(WITH_CUDA)
     pytester.makepyfile(**{"tests/test_k.py": "def test_k(device):\n    assert True\n"})
-    base = _report(pytester, "base", GPU_ENV)
+    base = run_report(pytester, "base", GPU_ENV)
     pytester.makeconftest(WITH_CUDA.replace('"cuda:0"', '"cuda:3"'))
-    candidate = _report(pytester, "candidate", GPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", GPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 0, out
     assert "regressions: 0" in out and "new failing tests: 0" in out
-    parsed = _diff_json(capsys, base, candidate)
+    parsed = run_diff_json(capsys, base, candidate)
     assert parsed["added"] == [] and parsed["regressions"] == []
 
 
@@ -159,10 +119,10 @@ def test_a_gelu_regression_has_one_growth_figure_in_the_table_and_the_gate(
     if importlib.util.find_spec("torch") is None:  # found, not imported: the suite runs in a child
         pytest.skip("needs torch")
     pytester.makepyfile(**{"ops/test_gelu.py": GELU_SUITE})
-    base = _report(pytester, "base", CPU_ENV, subprocess=True)
+    base = run_report(pytester, "base", CPU_ENV, subprocess=True)
     monkeypatch.setenv("GELU_ERROR", "0.1")
-    candidate = _report(pytester, "candidate", CPU_ENV, subprocess=True)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", CPU_ENV, subprocess=True)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 0, out  # grown, still within the test's own tolerance: no regression
     grown = [line for line in out.splitlines() if line.startswith("  ops/test_gelu::test_gelu ")]
     assert len(grown) == 1 and "bfloat16 gelu:" in grown[0], out  # the forward grew, the gradient did not
@@ -185,13 +145,13 @@ def test_every_change_is_named_with_its_node_id_and_long_lists_collapse(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytester.makepyfile(**{"tests/test_ops.py": "def test_add():\n    assert True\n"})
-    base = _report(pytester, "base", CPU_ENV)
+    base = run_report(pytester, "base", CPU_ENV)
     broken = "".join(f"def test_op_{i:02d}():\n    assert False, 'op {i}'\n\n" for i in range(25))
     pytester.makepyfile(
         **{"tests/test_ops.py": "def test_add():\n    assert True\n\ndef test_new():\n    assert True\n\n" + broken}
     )
-    candidate = _report(pytester, "candidate", CPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", CPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1
     # a new passing test is named, not only counted
     assert "new tests in the candidate: 26" in out
@@ -202,7 +162,7 @@ def test_every_change_is_named_with_its_node_id_and_long_lists_collapse(
         "    tests/test_ops.py::test_op_00",
     ]
     assert failing[-1] == "  ... and 5 more (--show-all lists them)" and len(failing) == 2 * 20 + 1
-    status, out = _diff(capsys, "--show-all", base, candidate)
+    status, out = run_diff(capsys, "--show-all", base, candidate)
     assert "more (--show-all" not in out and "tests/test_ops.py::test_op_24" in out
 
 
@@ -216,12 +176,12 @@ def test_a_subset_candidate_is_said_first_and_compared_on_what_both_ran(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytester.makepyfile(**{"tests/test_ops.py": OPS})
-    base = _report(pytester, "base", CPU_ENV)
-    candidate = _report(pytester, "candidate", CPU_ENV, "-k", "add")
+    base = run_report(pytester, "base", CPU_ENV)
+    candidate = run_report(pytester, "candidate", CPU_ENV, "-k", "add")
     selection = json.loads(candidate.read_text())["selection"]
     assert selection == {"args": ["."], "keyword": "add", "markers": None, "deselected": 4}
     assert json.loads(base.read_text())["selection"]["deselected"] == 0
-    status, out = _diff(capsys, base, candidate)
+    status, out = run_diff(capsys, base, candidate)
     assert out.splitlines()[0] == (
         "NOT COMPARABLE AS A WHOLE: CANDIDATE ran a subset (-k 'add', 4 deselected): compared the tests"
         " both ran, 4 not selected in one of them (--strict-selection compares all)"
@@ -231,11 +191,11 @@ def test_a_subset_candidate_is_said_first_and_compared_on_what_both_ran(
     pytester.makepyfile(
         **{"tests/test_ops.py": OPS.replace("def test_add():\n    assert True", "def test_add():\n    assert False")}
     )
-    broken = _report(pytester, "broken", CPU_ENV, "-k", "add")
-    status, out = _diff(capsys, base, broken)
+    broken = run_report(pytester, "broken", CPU_ENV, "-k", "add")
+    status, out = run_diff(capsys, base, broken)
     assert status == 1 and "regressions: 1" in out and "tests/test_ops::test_add: passed -> failed" in out
     # --strict-selection: every test, the unselected ones missing
-    status, out = _diff(capsys, "--strict-selection", base, candidate)
+    status, out = run_diff(capsys, "--strict-selection", base, candidate)
     assert status == 1 and "regressions: 4" in out
     assert out.splitlines()[0].endswith("compared as if complete (--strict-selection)")
     # the table: the column says it is a subset, its unselected rows are "not selected", none differ

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from gate_projects import CPU_ENV, GPU_ENV, WITH_CUDA, run_diff, run_report
 
 from pytest_rocm import cli
 from pytest_rocm.report.load import load_reports
@@ -19,32 +20,6 @@ from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.table import build_table
 
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
-
-DATA = Path(__file__).parents[1] / "data"
-CPU_ENV = f"--rocm-env={DATA / 'envs' / 'cpu_only.json'}"
-GPU_ENV = f"--rocm-env={DATA / 'envs' / 'mi300x_8.json'}"
-WITH_CUDA = """
-from pytest_rocm import get_environment
-
-def pytest_generate_tests(metafunc):
-    if "device" in metafunc.fixturenames:
-        gpus = ["cuda:0"] if get_environment(metafunc.config).devices else []
-        metafunc.parametrize("device", ["cpu", *gpus])
-"""
-
-
-def _report(pytester: pytest.Pytester, name: str, env: str, *args: str, subprocess: bool = False) -> Path:
-    report = pytester.path / f"{name}.json"
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest_inprocess
-    run(env, f"--rocm-report={report}", f"--rocm-label={name}", "-p", "no:cacheprovider", *args)
-    assert report.is_file(), f"the {name} run wrote no report"
-    return report
-
-
-def _diff(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
-    capsys.readouterr()
-    status = cli.main(["diff", *map(str, args)])
-    return status, capsys.readouterr().out
 
 
 def _statuses(*reports: Path) -> dict[str, str]:
@@ -82,13 +57,13 @@ def test_a_dtype_that_breaks_inside_a_failed_test_fails_the_gate_and_is_named(
     if importlib.util.find_spec("torch") is None:  # found, not imported: the suite runs in a child
         pytest.skip("needs torch")
     pytester.makepyfile(**{"ops/test_act.py": THREE_DTYPES})
-    base = _report(pytester, "base", CPU_ENV, subprocess=True)
+    base = run_report(pytester, "base", CPU_ENV, subprocess=True)
     monkeypatch.setenv("BF16_ERROR", "0.5")
-    candidate = _report(pytester, "candidate", CPU_ENV, subprocess=True)
+    candidate = run_report(pytester, "candidate", CPU_ENV, subprocess=True)
     (before,), (after,) = (json.loads(p.read_text())["results"] for p in (base, candidate))
     assert before["outcome"] == after["outcome"] == "failed"  # failed -> failed: the outcome says nothing
     assert {(r["dtype"], r["name"]): r["ok"] for r in before["parity"]}[("bfloat16", "gelu")] is True
-    status, out = _diff(capsys, base, candidate)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1, out
     assert "regressions: 0" in out and "parity records that broke (ok in BASE, not ok in CANDIDATE): 1" in out
     assert "  ops/test_act::test_gelu bfloat16 gelu: ok -> not ok (error " in out
@@ -96,8 +71,8 @@ def test_a_dtype_that_breaks_inside_a_failed_test_fails_the_gate_and_is_named(
     # the table's status of the row is the gate's: regressed, not "broken"
     assert _statuses(base, candidate) == {"ops/test_act::test_gelu": "regressed"}
     # the same run again is no regression: nothing broke
-    again = _report(pytester, "again", CPU_ENV, subprocess=True)
-    assert _diff(capsys, candidate, again)[0] == 0
+    again = run_report(pytester, "again", CPU_ENV, subprocess=True)
+    assert run_diff(capsys, candidate, again)[0] == 0
 
 
 def test_a_record_that_broke_in_a_test_that_passes_both_times_fails_the_gate(
@@ -109,10 +84,10 @@ def test_a_record_that_broke_in_a_test_that_passes_both_times_fails_the_gate(
         "    record_property('rocm_parity', [{{'dtype': 'float16', 'name': 'mm', 'normwise': {e}, 'ok': {ok}}}])\n"
     )
     pytester.makepyfile(**{"tests/test_s.py": survey.format(e=1e-4, ok=True)})
-    base = _report(pytester, "base", CPU_ENV)
+    base = run_report(pytester, "base", CPU_ENV)
     pytester.makepyfile(**{"tests/test_s.py": survey.format(e=5e-2, ok=False)})
-    candidate = _report(pytester, "candidate", CPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", CPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1, out
     assert "tests/test_s::test_survey float16 mm: ok -> not ok (error 1.0e-04 -> 5.0e-02)" in out
 
@@ -122,9 +97,9 @@ def test_the_speed_gate_with_nothing_measured_says_so_and_fails_closed(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytester.makepyfile(**{"tests/test_ops.py": "def test_a():\n    pass\n\ndef test_b():\n    pass\n"})
-    base = _report(pytester, "base", CPU_ENV)
-    candidate = _report(pytester, "candidate", CPU_ENV)
-    status, out = _diff(capsys, "--fail-on-slowdown", base, candidate)
+    base = run_report(pytester, "base", CPU_ENV)
+    candidate = run_report(pytester, "candidate", CPU_ENV)
+    status, out = run_diff(capsys, "--fail-on-slowdown", base, candidate)
     assert status == 3, out
     assert "slowdowns more than" not in out
     line = (
@@ -133,7 +108,7 @@ def test_the_speed_gate_with_nothing_measured_says_so_and_fails_closed(
     )
     assert line in out.splitlines()
     # without the speed gate the pair passes, and still says speed was not compared
-    status, out = _diff(capsys, base, candidate)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 0 and line in out.splitlines()
     capsys.readouterr()
     cli.main(["diff", "--json", "--fail-on-slowdown", str(base), str(candidate)])
@@ -148,12 +123,12 @@ def test_a_gpu_half_that_skipped_is_not_works_everywhere(
     pytester.makeconftest(WITH_CUDA)
     body = "import pytest\n\ndef test_conv(device):\n    {skip}assert True\n"
     pytester.makepyfile(**{"tests/test_conv.py": body.format(skip="")})
-    base = _report(pytester, "base", GPU_ENV)
+    base = run_report(pytester, "base", GPU_ENV)
     pytester.makepyfile(
         **{"tests/test_conv.py": body.format(skip="if device != 'cpu':\n        pytest.skip('no kernel')\n    ")}
     )
-    candidate = _report(pytester, "candidate", GPU_ENV)
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", GPU_ENV)
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1 and "regressions: 1" in out, out  # the GPU half: passed -> skipped
     assert _statuses(base, candidate) == {"tests/test_conv::test_conv[device]": "regressed"}
     # one column alone: the CPU half passed, the GPU half never ran: not "works everywhere"
@@ -169,10 +144,10 @@ def test_tests_that_vanished_with_their_module_are_regressions_in_the_table_too(
             "tests/test_b.py": "def test_z():\n    pass\n",
         }
     )
-    base = _report(pytester, "base", CPU_ENV)
+    base = run_report(pytester, "base", CPU_ENV)
     pytester.makepyfile(**{"tests/test_a.py": "import not_a_module_anywhere\n\ndef test_x():\n    pass\n"})
-    candidate = _report(pytester, "candidate", CPU_ENV, "--continue-on-collection-errors")
-    status, out = _diff(capsys, base, candidate)
+    candidate = run_report(pytester, "candidate", CPU_ENV, "--continue-on-collection-errors")
+    status, out = run_diff(capsys, base, candidate)
     assert status == 1 and "regressions: 2" in out, out
     statuses = _statuses(base, candidate)
     assert statuses["tests/test_a::test_x"] == statuses["tests/test_a::test_y"] == "regressed", statuses
@@ -185,9 +160,9 @@ def test_a_run_over_other_paths_is_a_subset_in_the_table_as_in_the_gate(
     pytester.makepyfile(
         **{"tests/test_a.py": "def test_x():\n    pass\n", "tests/test_b.py": "def test_z():\n    pass\n"}
     )
-    base = _report(pytester, "base", CPU_ENV, "tests")
-    candidate = _report(pytester, "candidate", CPU_ENV, "tests/test_b.py")
-    status, out = _diff(capsys, base, candidate)
+    base = run_report(pytester, "base", CPU_ENV, "tests")
+    candidate = run_report(pytester, "candidate", CPU_ENV, "tests/test_b.py")
+    status, out = run_diff(capsys, base, candidate)
     assert status == 0 and out.startswith("NOT COMPARABLE AS A WHOLE: BASE ran tests, CANDIDATE tests/test_b.py"), out
     table = build_table(load_reports([base, candidate]))
     assert table.column("candidate") == "candidate [ci] [subset: paths: tests/test_b.py]"
