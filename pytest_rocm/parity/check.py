@@ -182,8 +182,10 @@ def assert_parity(
     if numbers_failed and mode == "absolute":  # wrong numbers may be a model that is not repeatable
         _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k, raise_now=False)
     if result.failures:
-        result.repro = call_spec(
-            fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed
+        # built when the report asks (it may run fn once more to trace it): a run without a report
+        # neither pays for it nor calls the user's function again
+        result.repro_of = functools.partial(
+            call_spec, fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed
         )
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:

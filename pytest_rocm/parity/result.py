@@ -94,6 +94,10 @@ class ParityResult:
     unsupported: dict[str, str] = field(default_factory=dict)
     #: a failed call's reproducer spec (``parity.callspec``): on its first failed record in the report
     repro: dict[str, Any] | None = None
+    #: how to build ``repro`` where building it costs a run of the caller's function (a traced
+    #: lambda): built by ``records(with_repro=True)``, the report's call, never for a run that
+    #: writes no report
+    repro_of: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -119,8 +123,12 @@ class ParityResult:
             raise KeyError(f"no comparison for dtype {dtype!r} (have {sorted({c.dtype for c in self.comparisons})})")
         return found[0]
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self, with_repro: bool = False) -> list[dict[str, Any]]:
+        """Each comparison's report record; the first failed one carries the reproducer spec where
+        one was made (``with_repro``: build it now if it is built on request, ``repro_of``)."""
         records = [c.record() for c in self.comparisons]
+        if self.repro is None and with_repro and self.repro_of is not None:
+            self.repro, self.repro_of = self.repro_of(), None
         if self.repro is not None:  # once per call, on its first failure: the spec covers every dtype
             first = next((r for r in records if r["ok"] is False), None)
             if first is not None:

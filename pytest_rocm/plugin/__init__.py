@@ -182,13 +182,14 @@ class ParityToProperties:
     """A listener that appends each finished parity result's records to a test's user_properties
     under the report's ``rocm_parity`` key."""
 
-    __slots__ = ("properties",)
+    __slots__ = ("properties", "with_repro")
 
-    def __init__(self, properties: list[tuple[str, object]]) -> None:
+    def __init__(self, properties: list[tuple[str, object]], with_repro: bool) -> None:
         self.properties = properties
+        self.with_repro = with_repro  # a reproducer spec only where a report will keep it
 
     def __call__(self, result: ParityResult) -> None:
-        self.properties.append((PARITY_PROPERTY, result.records()))
+        self.properties.append((PARITY_PROPERTY, result.records(self.with_repro)))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -196,7 +197,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # While the test runs, every finished assert_parity result (the fixture's or a direct call's)
     # goes to its user properties, where the report reads it. Added and removed here, without a
     # context manager: this runs for every test of every suite (benchmarks/bench_plugin_overhead.py).
-    stop = add_listener(ParityToProperties(item.user_properties))
+    stop = add_listener(ParityToProperties(item.user_properties, bool(get_state(item.config).settings.report)))
     try:
         return (yield)
     finally:

@@ -69,7 +69,9 @@ def failed_spec(*args: Any, fn: Any = torch.mm, **settings: Any) -> dict[str, An
     with pytest.raises(ParityError) as info:
         assert_parity(fn, *args, device="cpu", dtypes=("float32", "float16"), **settings)
     assert info.value.result is not None
-    records = info.value.result.records()
+    # without a report nothing is built (building may run fn once more); the report asks for it
+    assert all("repro" not in r for r in info.value.result.records())
+    records = info.value.result.records(with_repro=True)
     assert [r["dtype"] for r in records if "repro" in r] == ["float16"]  # once, on the first failure
     spec: dict[str, Any] = next(r["repro"] for r in records if "repro" in r)
     return spec
@@ -264,3 +266,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     (tmp_path / "file").write_text("")
     assert main(["repro", str(write_report(tmp_path)), "-o", str(tmp_path / "file")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_a_traced_callable_is_not_called_again_unless_the_report_asks() -> None:
+    """Tracing a lambda runs it once more: only where a report keeps the spec."""
+    calls: list[int] = []
+
+    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return torch.mm(a, b) * 1.0
+
+    tolerances = {"float16": {"rtol": 0.0, "atol": 0.0, "normwise": 0.0}}
+    with pytest.raises(ParityError) as info:
+        assert_parity(
+            fn, torch.randn(4, 4), torch.randn(4, 4), device="cpu", dtypes=("float16",), tolerances=tolerances
+        )
+    result, ran = info.value.result, len(calls)
+    assert result is not None and all("repro" not in r for r in result.records())
+    assert len(calls) == ran  # no report asked: the function was not run again
+    assert any("repro" in r for r in result.records(with_repro=True))
+    assert len(calls) > ran  # the report's call traced it
