@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -127,3 +129,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _starts_processes(item) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+# -- libraries that register torch operators once per process ------------------------------------
+# An in-process pytester run drops every module it imported from sys.modules when it ends, but
+# torch.library registrations live in the process. bitsandbytes defines its operators
+# (bitsandbytes::int8_mixed_scaled_mm, ...) at import, so a second inner run that imports it again
+# (peft >= 0.22 imports it inside get_peft_model, i.e. inside the model suite's run) dies with
+# "Tried to register an operator ... multiple times" and its rows fail for a reason of ours. Imported
+# once in this process before any inner run, it is part of every snapshot pytester takes and is
+# never imported twice.
+REGISTERS_TORCH_OPERATORS = ("bitsandbytes",)
+
+
+@pytest.fixture(autouse=True)
+def _operator_registering_libraries_outlive_inner_runs(request: pytest.FixtureRequest) -> None:
+    if "pytester" not in request.fixturenames:
+        return
+    for name in REGISTERS_TORCH_OPERATORS:
+        if name not in sys.modules and importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
