@@ -135,7 +135,11 @@ def tool_version_note(documents: Sequence[Mapping[str, Any]], labels: Iterable[s
     for version, label in zip(versions, labels, strict=False):
         groups.setdefault(version, []).append(label)
     said = "; ".join(f"{version}: {', '.join(names)}" for version, names in groups.items())
+    # one recorded version beside reports that recorded none: they may be the same version, so
+    # "different" would be a guess
+    recorded = {version for version in versions if version != "not recorded"}
+    differ = "different" if len(recorded) > 1 else "possibly different"
     return (
-        f"reports written by different pytest-rocm versions ({said}): a row may be named or judged "
+        f"reports written by {differ} pytest-rocm versions ({said}): a row may be named or judged "
         "differently between them; compare columns of one version where it matters"
     )

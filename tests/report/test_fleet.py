@@ -106,6 +106,16 @@ def test_table_and_diff_say_when_tool_versions_differ(tmp_path: Path, capsys: py
     assert "0.2.0: CANDIDATE" in json.loads(capsys.readouterr().out)["notes"][0]
 
 
+def test_a_report_that_recorded_no_version_is_not_called_a_different_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, old = _report(tmp_path, "a", "0.1.0"), _report(tmp_path, "c", None)
+    assert cli.main(["table", str(one), str(old)]) == 0
+    out = capsys.readouterr().out
+    assert "reports written by possibly different pytest-rocm versions (0.1.0: a; not recorded: c)" in out
+    assert "by different pytest-rocm" not in out
+
+
 def test_reports_of_one_tool_version_merge_without_a_note(tmp_path: Path) -> None:
     one, two = load_report(_report(tmp_path, "a", "0.1.0")), load_report(_report(tmp_path, "b", "0.1.0"))
     assert tool_version_note([one, two], ["a", "b"]) is None
