@@ -80,6 +80,9 @@ class Import:
     target: str  # absolute dotted name ("pytest_rocm.env.model", "torch")
     top_level: bool  # at module level (not inside a function; TYPE_CHECKING blocks excluded)
     line: int
+    #: inside ``if TYPE_CHECKING:``: never executed, so torch/pytest may come in this way, but it is
+    #: an arrow between modules all the same (layers, cycles): a type-only circle is a circle
+    type_only: bool = False
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -109,11 +112,11 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
     """Every import in a module with its absolute target (relative imports resolved)."""
     tree = ast.parse(source)
 
-    def visit(nodes: list[ast.stmt], top: bool) -> Iterator[Import]:
+    def visit(nodes: list[ast.stmt], top: bool, typing: bool = False) -> Iterator[Import]:
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    yield Import(alias.name, top, node.lineno)
+                    yield Import(alias.name, top and not typing, node.lineno, typing)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -123,17 +126,20 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
                     base = f"pytest_rocm.{base}" if base else "pytest_rocm"
                 for alias in node.names:
                     # `from pytest_rocm.env import arch` imports the module pytest_rocm.env.arch
-                    yield Import(f"{base}.{alias.name}" if base.startswith("pytest_rocm") else base, top, node.lineno)
+                    target = f"{base}.{alias.name}" if base.startswith("pytest_rocm") else base
+                    yield Import(target, top and not typing, node.lineno, typing)
             elif isinstance(node, ast.AnnAssign | ast.Assign) and _lazy_table(node):
                 # ``_LAZY = {"name": "pytest_rocm.x.y"}``: imported on first use (PEP 562), an import all the same
                 for target in _lazy_table(node):
                     yield Import(target, False, node.lineno)
             elif isinstance(node, ast.If) and _is_type_checking(node):
-                continue  # for the type checker only: never executed
+                # for the type checker only: never executed (its ``else`` is)
+                yield from visit(node.body, top, True)
+                yield from visit(node.orelse, top, typing)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield from visit(node.body, False)
+                yield from visit(node.body, False, typing)
             elif isinstance(node, ast.ClassDef):
-                yield from visit(node.body, top)
+                yield from visit(node.body, top, typing)
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     children = getattr(node, field, None)
@@ -142,7 +148,7 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
                         for handler in children:
                             if isinstance(handler, ast.ExceptHandler):
                                 stmts.extend(handler.body)
-                        yield from visit(stmts, top)
+                        yield from visit(stmts, top, typing)
 
     yield from visit(tree.body, True)
 
@@ -182,6 +188,8 @@ def violations(package: Mapping[str, tuple[str, bool]]) -> list[str]:
             root = imp.target.split(".")[0]
             where = f"pytest_rocm/{module.replace('.', '/')}{'/__init__' if is_package else ''}.py:{imp.line}"
             if root in HEAVY:
+                if imp.type_only:
+                    continue  # never executed: the type checker reads it, the program does not
                 if root != "torch" and imp.top_level and head != "plugin":
                     found.append(f"{where}: imports {imp.target} at module level outside plugin/")
                 pure = any(module == p or module.startswith(p + ".") for p in PURE)
@@ -277,6 +285,36 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
                 report__html="def f():\n    from pytest_rocm.report.table import Table\n",
             ),
             "import cycle: report.html -> report.table -> report.html",
+        ),
+        # a type-only import is an arrow too: table <-> oneline was a circle the checker missed
+        (
+            _pkg(
+                report__table="from pytest_rocm.report.oneline import line\n",
+                report__oneline="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_rocm.report.table import Cell\n",
+            ),
+            "import cycle: report.oneline -> report.table -> report.oneline",
+        ),
+        (
+            _pkg(
+                report__diff="from pytest_rocm.report.diff_text import render\n",
+                report__diff_text="import typing\nif typing.TYPE_CHECKING:\n    from .diff import Diff\n",
+            ),
+            "import cycle: report.diff -> report.diff_text -> report.diff",
+        ),
+        # ... and an arrow back up, even for the type checker only
+        (
+            _pkg(
+                env__model="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..report import records\n",
+                report__records="",
+            ),
+            "env.model (layer 1) imports report.records (layer 2)",
+        ),
+        # the ``else`` of ``if TYPE_CHECKING:`` runs: a heavy import there is a real one
+        (
+            _pkg(
+                report__table="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import pytest\n"
+            ),
+            "imports pytest at module level outside plugin/",
         ),
     ],
 )

@@ -13,7 +13,8 @@ from typing import Any, cast
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.diff import compare, render_text, verdict
+from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.diff_text import render_text
 from pytest_rocm.report.html import chart_svg, render_html
 from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.perf import slowdown_of
