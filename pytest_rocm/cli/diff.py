@@ -17,7 +17,7 @@ from pytest_rocm.report.escape import terminal
 from pytest_rocm.report.load import ReportError, load_bounded
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
-from pytest_rocm.report.repro_link import reproducer_lines, reproducible_failures
+from pytest_rocm.table.repro_link import reproducer_lines, reproducible_failures
 
 
 def at_least_one(text: str) -> float:

@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "repro": 3,
     "atlas": 3,
     "setup": 3,
+    # the compatibility table's views, read from report/ (which never imports them)
+    "table": 3,
     "plugin": 4,
     "cli": 5,
     # the bundled suites' support (not a user API): its lazy names reach setup/; nothing in the
@@ -53,6 +55,7 @@ PURE = (
     "matrix",
     "atlas",
     "setup",
+    "table",
     "parity.tolerances",
     "parity.result",
     "parity.reading",
@@ -274,6 +277,11 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
         # relative imports are resolved: env.model's ``..report`` is pytest_rocm.report
         (_pkg(env__model="from ..report import records\n", report__records=""), "(layer 1) imports"),
         (_pkg(env__model="from ..report.records import SCHEMA\n", report__records=""), "(layer 1) imports"),
+        # the table's views stand above the report they read: report/ never reaches up to them
+        (
+            _pkg(report__diff="from pytest_rocm.table.model import Table\n", table__model=""),
+            "(layer 2) imports table.model",
+        ),
         # the root is a layer: a lower layer reaching it (for __file__, say) stands above plugin/
         (_pkg(vet__live="import pytest_rocm\n", **{"": ""}), "vet.live (layer 3) imports pytest_rocm (layer 5)"),
         (_pkg(vet__live="def f():\n    from pytest_rocm import Environment\n", **{"": ""}), "(layer 3) imports"),

@@ -16,8 +16,8 @@ from gate_projects import CPU_ENV, GPU_ENV, WITH_CUDA, run_diff, run_report
 
 from pytest_rocm import cli
 from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table
 
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
