@@ -81,7 +81,7 @@ HEAVY = ("torch", "pytest", "_pytest")
 @dataclass(frozen=True)
 class Import:
     target: str  # absolute dotted name ("pytest_rocm.env.model", "torch")
-    top_level: bool  # at module level (not inside a function; TYPE_CHECKING blocks excluded)
+    top_level: bool  # run at import (at module level: not inside a function, not for the type checker only)
     line: int
     #: inside ``if TYPE_CHECKING:``: never executed, so torch/pytest may come in this way, but it is
     #: an arrow between modules all the same (layers, cycles): a type-only circle is a circle
@@ -294,13 +294,13 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
             ),
             "import cycle: report.html -> report.table -> report.html",
         ),
-        # a type-only import is an arrow too: table <-> oneline was a circle the checker missed
+        # a type-only import is an arrow too: the table <-> oneline circle was one the checker missed
         (
             _pkg(
-                report__table="from pytest_rocm.report.oneline import line\n",
-                report__oneline="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_rocm.report.table import Cell\n",
+                table__model="from pytest_rocm.table.oneline import line\n",
+                table__oneline="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_rocm.table.model import Cell\n",
             ),
-            "import cycle: report.oneline -> report.table -> report.oneline",
+            "import cycle: table.model -> table.oneline -> table.model",
         ),
         (
             _pkg(
