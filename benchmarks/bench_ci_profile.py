@@ -4,6 +4,8 @@
     python benchmarks/bench_ci_profile.py --scale full -k sdpa  # full profile, -k passed to pytest
     python benchmarks/bench_ci_profile.py --suites operators,models
     python benchmarks/bench_ci_profile.py --memory              # largest full rows, estimated from shapes
+    python benchmarks/bench_ci_profile.py --collect-only        # items per suite, nothing run (seconds)
+    python benchmarks/bench_ci_profile.py --record              # ... and write the totals to figures.json
 
 Each suite is ``python -m pytest suites/<suite> --rocm-device=cpu --rocm-scale=<scale> -q -p
 no:cacheprovider --rocm-report=...`` in a fresh process (torch import and collection included, as a
@@ -11,7 +13,9 @@ user sees it), one after the other. Printed per suite: wall time, CPU time (user
 process and its children: less sensitive to a busy machine than wall time), peak resident memory,
 pytest's summary line and the slowest rows. Suites are the folders under suites/ that hold tests,
 so a suite added later is timed too (the corpus suite among them); the last lines give each
-suite's share of the total. The ci budget is 180 s serial on 2 cores; the script prints
+suite's share of the total. ``--record`` writes the totals of an unfiltered run of every suite
+(items; with a run, CPU and wall seconds) into ``benchmarks/figures.json``, which the docs quote
+(``benchmarks/figures.py``). The ci budget is 180 s serial on 2 cores; the script prints
 figures and never fails on them (timing is not a test). ``full`` on a CPU is slow (minutes per
 SDPA or SDXL row): select rows with ``-k``.
 """
@@ -154,12 +158,25 @@ def memory_table(top: int = 8) -> list[tuple[int, str]]:
     return sorted(rows, reverse=True)[:top]
 
 
+def collect_suite(suite: str, scale: str, extra: list[str]) -> int:
+    """How many items one suite has in a profile: pytest's own count, nothing run."""
+    cmd = [sys.executable, "-m", "pytest", f"suites/{suite}", "--rocm-device=cpu", f"--rocm-scale={scale}"]
+    cmd += ["--collect-only", "-q", "-p", "no:cacheprovider", *extra]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    found = re.search(r"(\d+)(?:/\d+)? tests? (?:collected|selected)", out)
+    if not found:
+        raise SystemExit(f"bench_ci_profile: no count in pytest's output for {suite}: {out[-300:]}")
+    return int(found.group(1))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=("ci", "full"), default="ci")
     parser.add_argument("--suites", default="", help="comma-separated suites (default: all under suites/)")
     parser.add_argument("-k", dest="keyword", default=None, help="passed to pytest -k (select rows)")
     parser.add_argument("--memory", action="store_true", help="print the largest full rows' memory estimate and exit")
+    parser.add_argument("--collect-only", action="store_true", help="count each suite's items, run nothing")
+    parser.add_argument("--record", action="store_true", help="write the totals to benchmarks/figures.json")
     args = parser.parse_args()
 
     if args.memory:
@@ -174,6 +191,21 @@ def main() -> int:
         print(f"bench_ci_profile: no suite {', '.join(unknown)} under {SUITES}", file=sys.stderr)
         return 2
     extra = ["-k", args.keyword] if args.keyword else []
+    whole = not extra and not args.suites  # only an unfiltered run of every suite is the profile's figure
+    if args.record and not whole:
+        print(
+            "bench_ci_profile: --record needs every suite and no -k (a figure of a subset is not the profile's)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.collect_only:
+        counts = {suite: collect_suite(suite, args.scale, extra) for suite in chosen}
+        for suite, n in counts.items():
+            print(f"  {suite:13s} {n:6,d} items")
+        print(f"  {'total':13s} {sum(counts.values()):6,d} items ({args.scale} profile)")
+        if args.record:
+            _record_items(args.scale, sum(counts.values()))
+        return 0
     print(
         f"{args.scale} profile, --rocm-device=cpu, serial, {os.cpu_count()} CPUs"
         + (f", -k {args.keyword!r}" if extra else "")
@@ -203,7 +235,21 @@ def main() -> int:
     print(f"  {'total':13s} wall {total_wall:6.1f} s  cpu {total_cpu:6.1f} s{verdict}")
     if total_wall > 0:
         print("  share: " + ", ".join(f"{s} {100 * w / total_wall:.0f} %" for s, w in walls.items()))
+    if args.record:
+        from figures import record
+
+        how = f"python benchmarks/bench_ci_profile.py --scale {args.scale} --record"
+        what = f"every bundled suite, {args.scale} profile, serial on the CPU"
+        record(f"suites_{args.scale}_cpu_s", round(total_cpu), what=f"{what}: CPU time", unit="s", how=how)
+        record(f"suites_{args.scale}_wall_s", round(total_wall), what=f"{what}: wall time", unit="s", how=how)
     return 0
+
+
+def _record_items(scale: str, items: int) -> None:
+    from figures import record  # benchmarks/figures.py, beside this script
+
+    how = f"python benchmarks/bench_ci_profile.py --scale {scale} --collect-only --record"
+    record(f"suites_{scale}_items", items, what=f"items of every bundled suite, {scale} profile", unit="items", how=how)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ and whose import 0.4 G instructions). Prints the CPU time of ``rocm-compat table
 0.5 s of CPU. It never fails on the figure.
 
 Where the time goes (3.34 G instructions in all; docs/benchmarks.md has the figures): the HTML page
-~40 % (``report/html.py _rows_table``, the cells' figures, ``report/grid.py feature_rows``), parsing
+~40 % (``table/html.py _rows_table``, the cells' figures, ``table/grid.py feature_rows``), parsing
 and checking the reports ~22 % (JSON with its duplicate-key hook, ``report/checks.py
-plainly_valid``), building the table ~18 % (``report/table.py build_table``: ``_merge`` per record),
+plainly_valid``), building the table ~18 % (``table/model.py build_table``: ``_merge`` per record),
 the interpreter and imports ~11 %, freeing it all the rest. The cyclic collector stays off from the
 first report parsed to the last object freed (``cli/table.py``): none of it forms cycles.
 

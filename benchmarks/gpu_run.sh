@@ -337,7 +337,7 @@ from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.records import assemble
 
 try:
-    from pytest_rocm.report.table import environment_line
+    from pytest_rocm.table.model import environment_line
 except ImportError:  # the one-line environment is a nicety
 
     def environment_line(env):

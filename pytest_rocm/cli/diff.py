@@ -11,19 +11,13 @@ from dataclasses import asdict
 from pytest_rocm.cli.argtypes import non_negative_float, path_text, positive_float
 from pytest_rocm.cli.table import add_bounds_arguments, bounds_of
 from pytest_rocm.env.textfile import collector_paused
-from pytest_rocm.report.diff import (
-    DEFAULT_FACTOR,
-    DEFAULT_FLOOR,
-    SHOW_LIMIT,
-    compare,
-    render_text,
-    verdict,
-)
+from pytest_rocm.report.diff import DEFAULT_FACTOR, DEFAULT_FLOOR, compare, verdict
+from pytest_rocm.report.diff_text import SHOW_LIMIT, render_text
 from pytest_rocm.report.escape import terminal
 from pytest_rocm.report.load import ReportError, load_bounded
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN
 from pytest_rocm.report.records import jsonable
-from pytest_rocm.report.repro_link import reproducer_lines, reproducible_failures
+from pytest_rocm.table.repro_link import reproducer_lines, reproducible_failures
 
 
 def at_least_one(text: str) -> float:

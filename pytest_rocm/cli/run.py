@@ -64,9 +64,10 @@ def no_accelerator_banner(env: Environment) -> str:
 
 
 def write_tables(report_path: Path, document: ReportDocument) -> list[Path]:
-    from pytest_rocm.report.coverage import coverage_map
-    from pytest_rocm.report.formats import render
-    from pytest_rocm.report.table import build_table, write_output
+    from pytest_rocm.cli.table import write_output
+    from pytest_rocm.table.boundary_map import coverage_map
+    from pytest_rocm.table.formats import render
+    from pytest_rocm.table.model import build_table
 
     table = build_table([document], [str(report_path)])
     written = []

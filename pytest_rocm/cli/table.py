@@ -8,10 +8,12 @@ from pathlib import Path
 
 from pytest_rocm.cli.argtypes import path_text, positive_int
 from pytest_rocm.env.textfile import collector_paused
-from pytest_rocm.report.coverage import coverage_map
-from pytest_rocm.report.formats import FORMATS, render
+from pytest_rocm.report.escape import terminal
+from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
 from pytest_rocm.report.load import TABLE_BOUNDS, Bounds, ReportError, load_reports
-from pytest_rocm.report.table import build_table, write_output
+from pytest_rocm.table.boundary_map import coverage_map
+from pytest_rocm.table.formats import FORMATS, render
+from pytest_rocm.table.model import build_table
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -61,6 +63,20 @@ def _format_of(args: argparse.Namespace) -> str:
         return str(args.format)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     return {".csv": "csv", ".html": "html", ".htm": "html"}.get(suffix, "md")
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write to FILE or stdout; an unwritable FILE is a ReportError naming it."""
+    if not output or output == "-":
+        sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
+        return
+    path = Path(output)
+    try:  # atomically, and only over a regular file: never into a FIFO (a hang) or a device
+        write_text_atomic(path, text)
+    except UnsafeTarget as exc:
+        raise ReportError(str(exc)) from None
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
 def run(args: argparse.Namespace) -> int:

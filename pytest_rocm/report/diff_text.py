@@ -4,14 +4,10 @@ again (``report.diff`` decides what the sections hold; this module only words th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pytest_rocm.report.diff import BrokenRecord, Change, Diff
 from pytest_rocm.report.growth import growth_figure
 from pytest_rocm.report.load import metric
 from pytest_rocm.report.outcomes import GOOD
-
-if TYPE_CHECKING:  # report.diff re-exports this module's names: no import of it at run time
-    from pytest_rocm.report.diff import BrokenRecord, Change, Diff
 
 PASSING = GOOD
 

@@ -19,7 +19,7 @@ import corpus_db  # noqa: E402
 from pytest_rocm.coverage.catalogue import CATALOGUE  # noqa: E402
 from pytest_rocm.coverage.catalogue_more import OPTIMIZERS  # noqa: E402
 from pytest_rocm.coverage.families import NOT_STEPPED, place  # noqa: E402
-from pytest_rocm.report.coverage import coverage_map, markdown_section  # noqa: E402
+from pytest_rocm.table.boundary_map import coverage_map, markdown_section  # noqa: E402
 
 
 def test_every_optimizer_of_optim_db_is_stepped_or_listed_with_why() -> None:

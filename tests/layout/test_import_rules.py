@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "repro": 3,
     "atlas": 3,
     "setup": 3,
+    # the compatibility table's views, read from report/ (which never imports them)
+    "table": 3,
     "plugin": 4,
     "cli": 5,
     # the bundled suites' support (not a user API): its lazy names reach setup/; nothing in the
@@ -53,6 +55,7 @@ PURE = (
     "matrix",
     "atlas",
     "setup",
+    "table",
     "parity.tolerances",
     "parity.result",
     "parity.reading",
@@ -78,8 +81,11 @@ HEAVY = ("torch", "pytest", "_pytest")
 @dataclass(frozen=True)
 class Import:
     target: str  # absolute dotted name ("pytest_rocm.env.model", "torch")
-    top_level: bool  # at module level (not inside a function; TYPE_CHECKING blocks excluded)
+    top_level: bool  # run at import (at module level: not inside a function, not for the type checker only)
     line: int
+    #: inside ``if TYPE_CHECKING:``: never executed, so torch/pytest may come in this way, but it is
+    #: an arrow between modules all the same (layers, cycles): a type-only circle is a circle
+    type_only: bool = False
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -109,11 +115,11 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
     """Every import in a module with its absolute target (relative imports resolved)."""
     tree = ast.parse(source)
 
-    def visit(nodes: list[ast.stmt], top: bool) -> Iterator[Import]:
+    def visit(nodes: list[ast.stmt], top: bool, typing: bool = False) -> Iterator[Import]:
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    yield Import(alias.name, top, node.lineno)
+                    yield Import(alias.name, top and not typing, node.lineno, typing)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -123,17 +129,20 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
                     base = f"pytest_rocm.{base}" if base else "pytest_rocm"
                 for alias in node.names:
                     # `from pytest_rocm.env import arch` imports the module pytest_rocm.env.arch
-                    yield Import(f"{base}.{alias.name}" if base.startswith("pytest_rocm") else base, top, node.lineno)
+                    target = f"{base}.{alias.name}" if base.startswith("pytest_rocm") else base
+                    yield Import(target, top and not typing, node.lineno, typing)
             elif isinstance(node, ast.AnnAssign | ast.Assign) and _lazy_table(node):
                 # ``_LAZY = {"name": "pytest_rocm.x.y"}``: imported on first use (PEP 562), an import all the same
                 for target in _lazy_table(node):
                     yield Import(target, False, node.lineno)
             elif isinstance(node, ast.If) and _is_type_checking(node):
-                continue  # for the type checker only: never executed
+                # for the type checker only: never executed (its ``else`` is)
+                yield from visit(node.body, top, True)
+                yield from visit(node.orelse, top, typing)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield from visit(node.body, False)
+                yield from visit(node.body, False, typing)
             elif isinstance(node, ast.ClassDef):
-                yield from visit(node.body, top)
+                yield from visit(node.body, top, typing)
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     children = getattr(node, field, None)
@@ -142,7 +151,7 @@ def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
                         for handler in children:
                             if isinstance(handler, ast.ExceptHandler):
                                 stmts.extend(handler.body)
-                        yield from visit(stmts, top)
+                        yield from visit(stmts, top, typing)
 
     yield from visit(tree.body, True)
 
@@ -182,6 +191,8 @@ def violations(package: Mapping[str, tuple[str, bool]]) -> list[str]:
             root = imp.target.split(".")[0]
             where = f"pytest_rocm/{module.replace('.', '/')}{'/__init__' if is_package else ''}.py:{imp.line}"
             if root in HEAVY:
+                if imp.type_only:
+                    continue  # never executed: the type checker reads it, the program does not
                 if root != "torch" and imp.top_level and head != "plugin":
                     found.append(f"{where}: imports {imp.target} at module level outside plugin/")
                 pure = any(module == p or module.startswith(p + ".") for p in PURE)
@@ -266,6 +277,11 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
         # relative imports are resolved: env.model's ``..report`` is pytest_rocm.report
         (_pkg(env__model="from ..report import records\n", report__records=""), "(layer 1) imports"),
         (_pkg(env__model="from ..report.records import SCHEMA\n", report__records=""), "(layer 1) imports"),
+        # the table's views stand above the report they read: report/ never reaches up to them
+        (
+            _pkg(report__diff="from pytest_rocm.table.model import Table\n", table__model=""),
+            "(layer 2) imports table.model",
+        ),
         # the root is a layer: a lower layer reaching it (for __file__, say) stands above plugin/
         (_pkg(vet__live="import pytest_rocm\n", **{"": ""}), "vet.live (layer 3) imports pytest_rocm (layer 5)"),
         (_pkg(vet__live="def f():\n    from pytest_rocm import Environment\n", **{"": ""}), "(layer 3) imports"),
@@ -277,6 +293,36 @@ def _pkg(**modules: str) -> dict[str, tuple[str, bool]]:
                 report__html="def f():\n    from pytest_rocm.report.table import Table\n",
             ),
             "import cycle: report.html -> report.table -> report.html",
+        ),
+        # a type-only import is an arrow too: the table <-> oneline circle was one the checker missed
+        (
+            _pkg(
+                table__model="from pytest_rocm.table.oneline import line\n",
+                table__oneline="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_rocm.table.model import Cell\n",
+            ),
+            "import cycle: table.model -> table.oneline -> table.model",
+        ),
+        (
+            _pkg(
+                report__diff="from pytest_rocm.report.diff_text import render\n",
+                report__diff_text="import typing\nif typing.TYPE_CHECKING:\n    from .diff import Diff\n",
+            ),
+            "import cycle: report.diff -> report.diff_text -> report.diff",
+        ),
+        # ... and an arrow back up, even for the type checker only
+        (
+            _pkg(
+                env__model="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..report import records\n",
+                report__records="",
+            ),
+            "env.model (layer 1) imports report.records (layer 2)",
+        ),
+        # the ``else`` of ``if TYPE_CHECKING:`` runs: a heavy import there is a real one
+        (
+            _pkg(
+                report__table="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import pytest\n"
+            ),
+            "imports pytest at module level outside plugin/",
         ),
     ],
 )

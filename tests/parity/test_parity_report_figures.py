@@ -3,7 +3,7 @@ failed cell whose figure is below the tolerance said "broken" without saying why
 
 from __future__ import annotations
 
-from pytest_rocm.report.table import Cell, _merge, bad_counts
+from pytest_rocm.table.model import Cell, _merge, bad_counts
 
 
 def _record(outcome: str, parity: list[dict]) -> dict:

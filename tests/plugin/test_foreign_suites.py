@@ -14,7 +14,7 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.report.load import load_report
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.model import build_table
 
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
 

@@ -12,8 +12,8 @@ import pytest
 from pytest_rocm.plugin.options import parse_scale
 from pytest_rocm.plugin.scale import default_scale, pick
 from pytest_rocm.report.load import validate
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
 

@@ -16,8 +16,8 @@ from gate_projects import CPU_ENV, GPU_ENV, WITH_CUDA, run_diff, run_report
 
 from pytest_rocm import cli
 from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table
 
 pytestmark = pytest.mark.usefixtures("only_this_plugin")
 
@@ -192,7 +192,8 @@ def test_xfailed_rows_of_a_passing_run_are_not_failures(pytester: pytest.Pyteste
 
 
 def test_rows_measured_in_one_report_only_are_counted_as_not_compared(tmp_path: Path) -> None:
-    from pytest_rocm.report.diff import compare, render_text
+    from pytest_rocm.report.diff import compare
+    from pytest_rocm.report.diff_text import render_text
     from pytest_rocm.report.records import assemble
 
     perf = {"median_s": 0.01, "spread": 0.01}

@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_rocm.cli import main
 from pytest_rocm.coverage.catalogue import CATALOGUE
-from pytest_rocm.report.coverage import coverage_map, markdown_section, op_key
+from pytest_rocm.table.boundary_map import coverage_map, markdown_section, op_key
 
 
 def record(feature: str, outcome: str, info: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.diff import compare, render_text, verdict
+from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.diff_text import render_text
 from pytest_rocm.report.files import write_json
 from pytest_rocm.report.load import load_report
 

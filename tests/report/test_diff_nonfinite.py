@@ -13,9 +13,9 @@ import pytest
 from pytest_rocm import cli
 from pytest_rocm.report.diff import compare, grew, verdict
 from pytest_rocm.report.files import write_json
-from pytest_rocm.report.grid import feature_rows, split_dtype
 from pytest_rocm.report.load import load_report
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.grid import feature_rows, split_dtype
+from pytest_rocm.table.model import build_table
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 

@@ -13,12 +13,13 @@ from typing import Any, cast
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.diff import compare, render_text, verdict
-from pytest_rocm.report.html import chart_svg, render_html
-from pytest_rocm.report.markdown import render_markdown
+from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.diff_text import render_text
 from pytest_rocm.report.perf import slowdown_of
 from pytest_rocm.report.records import ReportDocument, ResultRecord, assemble
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.html import chart_svg, render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 
@@ -98,7 +99,7 @@ def test_the_tables_one_pass_over_parity_figures_agrees_with_each_view() -> None
     # the two must name the same worst errors (NaN the worst, names and dtypes apart), or the
     # table would mark a growth the gate does not see
     from pytest_rocm.report.growth import parity_errors
-    from pytest_rocm.report.table import parity_figures
+    from pytest_rocm.table.model import parity_figures
 
     parity = [
         {"dtype": "float16", "normwise": 1e-3, "normwise_tol": 2e-3, "rtol": 1e-3},

@@ -13,7 +13,8 @@ import pytest
 
 import pytest_rocm
 from pytest_rocm import cli
-from pytest_rocm.report.diff import compare, render_text
+from pytest_rocm.report.diff import compare
+from pytest_rocm.report.diff_text import render_text
 from pytest_rocm.report.fleet import machine_basis, machine_id, machine_of, tool_version_note
 from pytest_rocm.report.load import ReportError, load_report
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.report.html import render_html
 from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.oneline import one_line, parity_line
-from pytest_rocm.report.speed import speed_block
-from pytest_rocm.report.table import Cell, build_table
+from pytest_rocm.table.html import render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import Cell, build_table
+from pytest_rocm.table.oneline import one_line, parity_line
+from pytest_rocm.table.speed import speed_block
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 RUN, BASE, REGRESSED, ONE_THREAD = (

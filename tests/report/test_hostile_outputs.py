@@ -22,8 +22,8 @@ import pytest
 from pytest_rocm import cli
 from pytest_rocm.report.escape import csv_cell, markdown_cell, terminal, web_url
 from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.table import build_table, render_csv
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table, render_csv
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

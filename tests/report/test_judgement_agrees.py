@@ -13,11 +13,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_rocm.report.diff import compare, render_text, verdict
+from pytest_rocm.report.diff import compare, verdict
+from pytest_rocm.report.diff_text import render_text
 from pytest_rocm.report.judgement import broken_records, judge, unit_status
 from pytest_rocm.report.outcomes import OUTCOMES
 from pytest_rocm.report.records import assemble, row_facts
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.model import build_table
 
 OUTCOME_OR_ABSENT = st.sampled_from([*OUTCOMES, None])
 

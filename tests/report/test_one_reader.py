@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from pytest_rocm.parity.reading import breaches, error_of, figure, read_parity, shown_tolerance
 from pytest_rocm.report.growth import parity_errors, parity_figures
-from pytest_rocm.report.html import render_html
 from pytest_rocm.report.load import load_reports, metric
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.oneline import one_line, parity_line, worst_failing
-from pytest_rocm.report.table import Cell, _merge, build_table
+from pytest_rocm.table.html import render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import Cell, _merge, build_table
+from pytest_rocm.table.oneline import one_line, parity_line, worst_failing
 
 #: what a file's figure may be: numbers of every kind, the three words, and what is not a figure
 VALUES = st.one_of(
@@ -296,7 +296,7 @@ def test_a_speed_figure_timed_on_a_busy_machine_is_marked_as_the_gate_judges_it(
     tmp_path: Path, labels: tuple[str, ...]
 ) -> None:
     from pytest_rocm.report.perf import slowdown_of
-    from pytest_rocm.report.speed import speed_block
+    from pytest_rocm.table.speed import speed_block
 
     figures = {"quiet": (21.0, 0.02), "loaded": (0.456, 1.3)}  # the GEMM: 46x off, waited 130 %
     paths = [_report(tmp_path, [_gemm(label, *figures[label])], label) for label in labels]

@@ -12,8 +12,9 @@ import pytest
 
 from pytest_rocm.report.load import ReportError, load_report
 from pytest_rocm.report.outcomes import PERF_PROPERTY
-from pytest_rocm.report.perf import perf_chart_svg, perf_figure, slowdown_of, table_chart_svg
+from pytest_rocm.report.perf import perf_figure, slowdown_of
 from pytest_rocm.report.records import assemble, build_record
+from pytest_rocm.table.perf_chart import perf_chart_svg, table_chart_svg
 
 PERF = {
     "median_s": 0.002,
@@ -135,7 +136,7 @@ def test_chart_has_a_bar_per_measured_cell_relative_to_the_rows_best() -> None:
 
 
 def test_the_table_cell_shows_the_perf_figure_next_to_the_parity_figure() -> None:
-    from pytest_rocm.report.table import build_table, render_csv
+    from pytest_rocm.table.model import build_table, render_csv
 
     parity = [{"dtype": "bfloat16", "normwise": 3.1e-3, "max_rel": 1e-2}]
     results: list[dict[str, Any]] = [

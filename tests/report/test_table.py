@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm import cli
-from pytest_rocm.report.html import chart_svg, render_html
 from pytest_rocm.report.load import load_reports
-from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.records import assemble
-from pytest_rocm.report.table import Cell, build_table, render_csv, row_status
+from pytest_rocm.table.html import chart_svg, render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import Cell, build_table, render_csv, row_status
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 GFX1100, GFX942 = DATA / "gfx1100.json", DATA / "gfx942.json"

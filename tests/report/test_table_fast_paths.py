@@ -12,12 +12,12 @@ import pytest
 
 from pytest_rocm import cli
 from pytest_rocm.parity.reading import read_parity
-from pytest_rocm.report.grid import combined_status
 from pytest_rocm.report.growth import grew, grown_errors, parity_figures
-from pytest_rocm.report.html import op_errors
 from pytest_rocm.report.load import metric
-from pytest_rocm.report.oneline import worst_failing
-from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table, _merge, bad_counts, row_status
+from pytest_rocm.table.grid import combined_status
+from pytest_rocm.table.html import op_errors
+from pytest_rocm.table.model import STATUSES, Cell, Row, Status, Table, _merge, bad_counts, row_status
+from pytest_rocm.table.oneline import worst_failing
 
 EDGE_ERRORS = [0.0, 1e-7, 1e-6, 9.99e-6, 1e-5, 1.1e-5, 1e-3, 1e-2, 1.1e-2, -1.0, math.inf, -math.inf, math.nan]
 
@@ -127,7 +127,7 @@ def test_the_collector_is_paused_while_reports_load_and_back_on_after(
 def test_a_cells_tolerance_text_is_written_as_its_value_each_time() -> None:
     # Cell.figure keeps each tolerance's text: 0.0 and -0.0 (one dict key), the two kinds of one
     # value and NaN must each still come out as formatted afresh, the first time and after
-    from pytest_rocm.report import table as table_module
+    from pytest_rocm.table import model as table_module
 
     tolerances = [("rtol", 0.0), ("rtol", -0.0), ("tol", 1e-3), ("rtol", 1e-3), ("rtol", math.nan), ("tol", 5e-324)]
     for _ in range(2):

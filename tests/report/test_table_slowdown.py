@@ -8,11 +8,11 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_rocm.report.grid import LEGEND, SLOWDOWN_FACTOR, feature_rows
-from pytest_rocm.report.html import render_html
-from pytest_rocm.report.markdown import render_markdown
 from pytest_rocm.report.records import ReportDocument, ResultRecord, assemble
-from pytest_rocm.report.table import build_table
+from pytest_rocm.table.grid import LEGEND, SLOWDOWN_FACTOR, feature_rows
+from pytest_rocm.table.html import render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import build_table
 
 
 def _report(label: str, median_s: float, spread: float) -> ReportDocument:

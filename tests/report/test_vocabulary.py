@@ -9,7 +9,7 @@ from typing import get_args
 import pytest_rocm
 from pytest_rocm.parity import tolerances
 from pytest_rocm.report import outcomes
-from pytest_rocm.report.table import STATUSES, Cell, Status
+from pytest_rocm.table.model import STATUSES, Cell, Status
 
 
 def test_info_property_and_not_installed_helpers_are_public() -> None:

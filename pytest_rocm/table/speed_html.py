@@ -1,4 +1,4 @@
-"""The speed block (``report.speed``) as HTML for the page ``report.html`` renders: per headline
+"""The speed block (``table.speed``) as HTML for the page ``table.html`` renders: per headline
 row and column the throughput, % of peak, backend, the noisy mark and a slowdown, with a bar
 (one column: the fraction of the device's peak; several: of the row's fastest column)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from pytest_rocm.report.speed import speed_block
-from pytest_rocm.report.table import Table
+from pytest_rocm.table.model import Table
+from pytest_rocm.table.speed import speed_block
 
 
 def _attr(text: Any) -> str:
@@ -16,7 +16,7 @@ def _attr(text: Any) -> str:
 
 
 def speed_block_html(table: Table) -> str:
-    """The speed block (``report.speed``): per headline row and column the throughput, % of peak,
+    """The speed block (``table.speed``): per headline row and column the throughput, % of peak,
     backend and the noisy mark, with a bar (one column: of the device's peak; else of the fastest)."""
     block = speed_block(table)
     if block is None:

@@ -1,15 +1,15 @@
 """The compatibility table in each output format: ``render(table, "md" | "csv" | "html")``.
 
-Its own module so that the table (``report.table``) and the HTML page (``report.html``, which
+Its own module so that the table (``table.model``) and the HTML page (``table.html``, which
 builds on the table) import in one direction only: this one imports both.
 """
 
 from __future__ import annotations
 
-from pytest_rocm.report.coverage import CoverageMap, html_section, markdown_section
-from pytest_rocm.report.html import render_html
-from pytest_rocm.report.markdown import render_markdown
-from pytest_rocm.report.table import Table, render_csv
+from pytest_rocm.table.boundary_map import CoverageMap, html_section, markdown_section
+from pytest_rocm.table.html import render_html
+from pytest_rocm.table.markdown import render_markdown
+from pytest_rocm.table.model import Table, render_csv
 
 #: what ``rocm-compat table --format`` offers (the default: md)
 FORMATS: tuple[str, ...] = ("md", "csv", "html")
@@ -17,7 +17,7 @@ FORMATS: tuple[str, ...] = ("md", "csv", "html")
 
 def render(table: Table, fmt: str, coverage: CoverageMap | None = None) -> str:
     """The table as Markdown (the default), CSV or one self-contained HTML page; ``coverage``
-    (``report.coverage.coverage_map``) adds its section at the end of the Markdown and before the
+    (``table.boundary_map.coverage_map``) adds its section at the end of the Markdown and before the
     HTML page's script (CSV: one table per file, so not there)."""
     if fmt == "csv":
         return render_csv(table)

@@ -11,25 +11,22 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 from pytest_rocm.parity.tolerances import DTYPE_SHORT
-from pytest_rocm.report.escape import csv_cell, terminal
+from pytest_rocm.report.escape import csv_cell
 from pytest_rocm.report.features import row_detail
 from pytest_rocm.report.fleet import tool_version_note
 from pytest_rocm.report.growth import at_least, merge_worst, parity_figures
 from pytest_rocm.report.judgement import STATUSES, Status, feature_statuses, unit_status
-from pytest_rocm.report.load import ReportError
-from pytest_rocm.report.oneline import is_failing, worst_failing
 from pytest_rocm.report.outcomes import SEVERITY, Outcome
 from pytest_rocm.report.perf import perf_figure
 from pytest_rocm.report.records import ParityRecord, ReportDocument, ResultRecord, scale_of
-from pytest_rocm.report.repro_link import reproducible
 from pytest_rocm.report.selection import selected_cells, subset_columns
+from pytest_rocm.table.oneline import is_failing, worst_failing
+from pytest_rocm.table.repro_link import reproducible
 
 SUITE_ORDER = ("operators", "libraries", "models")
 __all__ = ["STATUSES", "Status"]  # re-exported: a row's status is report.judgement's
@@ -62,11 +59,11 @@ class Cell:
     #: normwise figure, ("rtol", its rtol) for an elementwise one or where no normwise_tol was recorded
     tolerances: dict[str, tuple[str, float]] = field(default_factory=dict)
     named_errors: dict[tuple[str, str | None], float] = field(default_factory=dict)  #: report.growth's keys
-    #: the parity record that failed worst (``report.oneline.worst_failing``): the cell's one line
+    #: the parity record that failed worst (``table.oneline.worst_failing``): the cell's one line
     failing: dict[str, Any] | None = None
     #: every parity record that failed (``ok`` false), as recorded: the cell's note lists them
     failed: list[dict[str, Any]] = field(default_factory=list)
-    #: node ids whose failed check a script can rebuild (``rocm-compat repro``, ``report.repro_link``)
+    #: node ids whose failed check a script can rebuild (``rocm-compat repro``, ``table.repro_link``)
     repro: list[str] = field(default_factory=list)
 
     def figure(self) -> str:
@@ -335,19 +332,3 @@ def render_csv(table: Table) -> str:
         cells = [*line, issue.get("url") or "", seen_text, issue.get("fixed_in") or ""]
         writer.writerow([csv_cell(c) for c in cells])  # a spreadsheet never runs a cell as a formula
     return buffer.getvalue()
-
-
-def write_output(text: str, output: str | None) -> None:
-    """Write to FILE or stdout; an unwritable FILE is a ReportError naming it."""
-    if not output or output == "-":
-        sys.stdout.write(terminal(text))  # a report's escape sequences never reach the terminal
-        return
-    from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
-
-    path = Path(output)
-    try:  # atomically, and only over a regular file: never into a FIFO (a hang) or a device
-        write_text_atomic(path, text)
-    except UnsafeTarget as exc:
-        raise ReportError(str(exc)) from None
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None

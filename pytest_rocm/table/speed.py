@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_rocm.parity.tolerances import short_dtype
-from pytest_rocm.report.grid import SLOWDOWN_FACTOR, slowdown_text, split_dtype
-from pytest_rocm.report.oneline import one_line
 from pytest_rocm.report.outcomes import GOOD
 from pytest_rocm.report.perf import caveats, finite_number, format_throughput, slowdown_of, unit_scale
-from pytest_rocm.report.table import Cell, Table
+from pytest_rocm.table.grid import SLOWDOWN_FACTOR, slowdown_text, split_dtype
+from pytest_rocm.table.model import Cell, Table
+from pytest_rocm.table.oneline import one_line
 
 #: how many entries the block shows at most (the throughput chart further down has every row)
 MAX_ENTRIES = 14

@@ -1,7 +1,7 @@
 """The table as a team lead reads it: one row per feature with the dtypes as sub-columns, the
 per-suite summary, the rows that differ between columns and the errors that grew.
 
-Pure and stdlib only, built from a :class:`~pytest_rocm.report.table.Table`: ``markdown`` and
+Pure and stdlib only, built from a :class:`~pytest_rocm.table.model.Table`: ``markdown`` and
 ``html`` render what this module decides, so both say the same thing.
 
 - :func:`split_dtype`: ``operators/matmul[mm-bfloat16]`` -> (``operators/matmul[mm]``, ``bfloat16``);
@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from pytest_rocm.parity.tolerances import known_dtype
 from pytest_rocm.report.growth import DEFAULT_FACTOR, DEFAULT_FLOOR, grown_errors, growth_figure
 from pytest_rocm.report.judgement import combined_status
-from pytest_rocm.report.oneline import ONE_LINE_CHARS, one_line
 from pytest_rocm.report.outcomes import BAD, GOOD, SUMMARY
 from pytest_rocm.report.perf import DEFAULT_MAX_SLOWDOWN, slowdown_of
+from pytest_rocm.table.oneline import ONE_LINE_CHARS, one_line
 
 __all__ = ["combined_status"]  # re-exported: a feature's status is report.judgement's
 from pytest_rocm.report.selection import selected_cells
-from pytest_rocm.report.table import STATUSES, Cell, Row, Status, Table
+from pytest_rocm.table.model import STATUSES, Cell, Row, Status, Table
 
 #: the growth that marks a cell: the default of ``rocm-compat diff --factor``
 GROWTH_FACTOR = DEFAULT_FACTOR
@@ -288,7 +288,7 @@ def cell_text(
 ) -> str:
     """One cell in words, one line: ``passed · bf16 4.0e-01 (tol 1.6e-02) · error grew 50x vs ...``
     (and ``· 3.0x slower vs ...`` where it ran slower than the first column); a cell that did not
-    pass says what happened in one line (``report.oneline``): ``failed: fp16 1.0e-02 > tol ...``."""
+    pass says what happened in one line (``table.oneline``): ``failed: fp16 1.0e-02 > tol ...``."""
     if cell.outcome in GOOD:
         parts: list[str] = [cell.outcome]
         figure = cell.figure()

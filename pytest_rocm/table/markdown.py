@@ -1,10 +1,10 @@
 """The compatibility table as Markdown: the summary first (per suite and column), the rows that
 differ between columns, the failures, then every row in a collapsed ``<details>`` per suite.
 
-The speed block (``report.speed``) follows the summary. One row per feature, the dtypes as
+The speed block (``table.speed``) follows the summary. One row per feature, the dtypes as
 sub-columns (``label fp16``, ``label bf16``); a passed cell says its outcome, its parity figure with
 the tolerance, its perf figure, and a grown error or a slowdown; any other cell says what happened
-in one line (``report.oneline``) and links its note in "Failure details" (the whole reason and
+in one line (``table.oneline``) and links its note in "Failure details" (the whole reason and
 every figure).
 """
 
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from pytest_rocm.parity.tolerances import short_dtype
 from pytest_rocm.report.escape import markdown_cell, markdown_pre, markdown_url, web_url
-from pytest_rocm.report.grid import (
+from pytest_rocm.report.outcomes import SUMMARY
+from pytest_rocm.report.selection import empty_cell_text
+from pytest_rocm.table.grid import (
     LEGEND,
     NO_DTYPE,
     FeatureRow,
@@ -24,11 +26,9 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
-from pytest_rocm.report.oneline import failure_lines
-from pytest_rocm.report.outcomes import SUMMARY
-from pytest_rocm.report.selection import empty_cell_text
-from pytest_rocm.report.speed import speed_block
-from pytest_rocm.report.table import Cell, Table, environment_line
+from pytest_rocm.table.model import Cell, Table, environment_line
+from pytest_rocm.table.oneline import failure_lines
+from pytest_rocm.table.speed import speed_block
 
 
 def _esc(text: str) -> str:
@@ -105,7 +105,7 @@ def _rows_table(table: Table, rows: list[FeatureRow], notes: Notes) -> list[str]
 
 
 def _speed(table: Table) -> list[str]:
-    """The speed block (``report.speed``) as a table: per headline row and column the figure."""
+    """The speed block (``table.speed``) as a table: per headline row and column the figure."""
     block = speed_block(table)
     if block is None:
         return []

@@ -19,13 +19,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pytest_rocm.parity.reading import breaches, describe, read_parity
 from pytest_rocm.parity.tolerances import short_dtype
-
-if TYPE_CHECKING:
-    from pytest_rocm.report.table import Cell
 
 #: how long the one line may be (the whole reason is behind it)
 ONE_LINE_CHARS = 90
@@ -100,7 +97,20 @@ def cut(text: str, limit: int = ONE_LINE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def one_line(cell: Cell, limit: int = ONE_LINE_CHARS) -> str:
+class OneLineCell(Protocol):
+    """What :func:`one_line` reads of a cell (the table's ``Cell`` is one): named here rather than
+    imported from the table, which imports this module (no circle, not even for the type checker)."""
+
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def failing(self) -> Mapping[str, Any] | None: ...
+    def figure(self) -> str: ...
+
+
+def one_line(cell: OneLineCell, limit: int = ONE_LINE_CHARS) -> str:
     """The cell's failure (or skip) in one line, outcome first: ``failed: fp16 1.0e-02 > tol ...``."""
     reason = cell.reason or ""
     if cell.outcome == "crashed":

@@ -7,7 +7,7 @@ crashed, not-installed, skipped), the rows that differ between columns and the f
 every row in a collapsed section per suite. One row per feature, the dtypes as sub-columns; each cell shows its
 reason, its parity figure with the tolerance (legend above the rows), a grown error and a slowdown. Filters
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
-page says is decided in ``report.grid``, as for the Markdown.
+page says is decided in ``table.grid``, as for the Markdown.
 
 Why this module is long: the page is self-contained, so its CSS, its script and its two SVG
 charts live here with the markup that uses them.
@@ -22,7 +22,9 @@ from typing import Any
 
 from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
 from pytest_rocm.report.escape import web_url
-from pytest_rocm.report.grid import (
+from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
+from pytest_rocm.report.selection import NOT_SELECTED
+from pytest_rocm.table.grid import (
     LEGEND,
     NO_DTYPE,
     FeatureRow,
@@ -34,13 +36,11 @@ from pytest_rocm.report.grid import (
     suite_dtypes,
     summary,
 )
-from pytest_rocm.report.oneline import failure_lines, one_line
-from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
-from pytest_rocm.report.perf import table_chart_svg
-from pytest_rocm.report.repro_link import repro_command
-from pytest_rocm.report.selection import NOT_SELECTED
-from pytest_rocm.report.speed_html import speed_block_html
-from pytest_rocm.report.table import Cell, Table, environment_line, issue_name
+from pytest_rocm.table.model import Cell, Table, environment_line, issue_name
+from pytest_rocm.table.oneline import failure_lines, one_line
+from pytest_rocm.table.perf_chart import table_chart_svg
+from pytest_rocm.table.repro_link import repro_command
+from pytest_rocm.table.speed_html import speed_block_html
 
 COLOURS = {  # background, text
     "passed": ("#c8e6c9", "#1b5e20"),
@@ -194,7 +194,7 @@ def _summary(table: Table, rows: list[FeatureRow], differ: int) -> str:
 def _cell(
     cell: Cell | None, growth: float | None, base: str, span: int, slowdown: float | None = None, source: str = ""
 ) -> str:
-    """A passed cell: its outcome and figures. Any other: one line (``report.oneline``), the whole
+    """A passed cell: its outcome and figures. Any other: one line (``table.oneline``), the whole
     reason and every figure behind a click (``<details>``)."""
     if cell is None:
         colspan = f" colspan={span}" if span > 1 else ""
@@ -425,7 +425,7 @@ def _charts(table: Table) -> str:
             f"<figure>{body}</figure></details>"
         )
     out.append("</section>")
-    perf = table_chart_svg(table)  # report/perf.py: throughput relative to each row's best column
+    perf = table_chart_svg(table)  # table/perf_chart.py: throughput relative to each row's best column
     if perf:
         title = (
             "Throughput per row, against the device's peak"
