@@ -26,7 +26,7 @@ import sys
 import tempfile
 from typing import IO
 
-from pytest_rocm._lifetime import die_with_parent
+from pytest_rocm._supervisor import die_with_parent
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 __all__ = ["TIMEOUT_S", "PendingDetection", "main", "start"]

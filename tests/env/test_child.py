@@ -190,6 +190,6 @@ def test_a_parent_killed_outright_takes_its_detection_with_it(tmp_path: Path) ->
 def test_die_with_parent_says_whether_the_parent_is_still_there() -> None:
     import subprocess
 
-    code = "import sys; from pytest_rocm._lifetime import die_with_parent; sys.exit(int(die_with_parent(int(sys.argv[1]))))"
+    code = "import sys; from pytest_rocm._supervisor import die_with_parent; sys.exit(int(die_with_parent(int(sys.argv[1]))))"
     assert subprocess.run([sys.executable, "-c", code, str(os.getpid())]).returncode == 1  # its parent: True
     assert subprocess.run([sys.executable, "-c", code, "-5"]).returncode == 0  # nobody's pid: gone, False

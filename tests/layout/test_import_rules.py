@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "_resources": 0,
     "_values": 0,
     "_lifetime": 0,
+    "_supervisor": 0,
     "_lazy": 0,
     "env": 1,
     "coverage": 1,
