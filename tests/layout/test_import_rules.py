@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "_values": 0,
     "_lifetime": 0,
     "_supervisor": 0,
+    "_import_probe": 0,
     "_lazy": 0,
     "env": 1,
     "coverage": 1,
