@@ -10,7 +10,7 @@ for the two jobs the package has for such a program.
   (``PR_SET_CHILD_SUBREAPER``) and stay the command's parent. Every process the command forks, even
   one that starts its own session the way daemons do, is re-parented here and killed when the
   command ends or its time is up; only the command gets the memory limit (RLIMIT_DATA), the
-  supervisor keeps the one it inherited. ``vet --run``'s live check (:mod:`pytest_rocm.vet.child`)
+  supervisor keeps the one it inherited. ``vet --run``'s live check (:mod:`pytest_rocm.vet.contained`)
   runs each command so. The exit status is the command's (a signal re-raised on itself, and named on
   stderr too: bubblewrap turns a death by signal N into the status 128 + N), or 124 after the time
   limit, said on stderr as well (a command may exit 124 itself).

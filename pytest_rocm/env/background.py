@@ -36,7 +36,7 @@ TIMEOUT_S = 300.0
 
 #: what the child runs: the parent's import path first, then this module's main (argv: the parent's pid)
 _BOOTSTRAP = (
-    "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.child import main; sys.exit(main(int(sys.argv[1])))"
+    "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.background import main; sys.exit(main(int(sys.argv[1])))"
 )
 
 

@@ -8,7 +8,7 @@ torch, and a report run knows its environment from the start. Else detection imp
 that needs the environment only for its report then detects where the tests already paid for torch: in this process, once torch is imported and detecting can change
 nothing the tests see (:func:`detect_if_harmless`: a CPU build of torch, or a GPU runtime the tests
 initialised themselves), else at the end of the run. Only a run that never imports torch detects in
-a child process (:mod:`pytest_rocm.env.child`), so the test process never imports torch, nor
+a child process (:mod:`pytest_rocm.env.background`), so the test process never imports torch, nor
 initialises HIP, for the plugin's sake; a child started at configure time cost a second
 ``import torch`` (~2.3 s of CPU) to every suite that imports torch itself.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.env import child
+from pytest_rocm.env import background
 from pytest_rocm.env.model import Device, Environment
 from pytest_rocm.plugin.options import Settings
 from pytest_rocm.plugin.selection import Selection, SelectionError, select
@@ -102,7 +102,7 @@ def _detect(state: RocmState) -> Environment:
         return found
     if not state.settings.report:
         return _detect_here()
-    pending = child.start()
+    pending = background.start()
     found = pending.result()
     if found is not None:
         return found

@@ -28,7 +28,7 @@ from pytest_rocm import _import_probe
 from pytest_rocm._resources import PACKAGE_DIR, bundled_suites
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
-from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB, SANDBOX, memory_bytes, run_contained
+from pytest_rocm.vet.contained import DEFAULT_MEMORY_GIB, SANDBOX, memory_bytes, run_contained
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -363,7 +363,7 @@ def live_check(
 ) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records. With ``source`` (a folder
     target) the folder's code runs, whatever is installed under that name. ``sandbox``: in
-    bubblewrap (``vet/child``); the result names it (``sandbox``, None without one) and the
+    bubblewrap (``vet/contained``); the result names it (``sandbox``, None without one) and the
     variables the children did not get (``env_dropped``, names only); each child may allocate
     ``memory_gib`` (``memory_limit_gib``)."""
     contained = {

@@ -63,7 +63,7 @@ PURE = (
     "perf.peaks",
     "workload.schema",
     "workload.signature",
-    "workload.child",
+    "workload.command",
     "repro.spec",
     "repro.write",
     "repro.issue",
