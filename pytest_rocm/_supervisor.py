@@ -57,9 +57,9 @@ _START = "import sys; sys.path.insert(0, {folder!r}); from pytest_rocm._supervis
 def supervised(
     command: Sequence[str], *, parent: int | None = None, timeout: float | None = None, memory: int | None = None
 ) -> list[str]:
-    """The command line that runs ``command`` under this supervisor: dying with ``parent`` (a pid),
-    or contained with ``timeout`` (seconds) and ``memory`` (bytes; both or neither)."""
-    if (timeout is None) != (memory is None) or (parent is not None and timeout is not None):
+    """The command line that runs ``command`` under this supervisor, for one job: dying with
+    ``parent`` (a pid), or contained with ``timeout`` (seconds) and ``memory`` (bytes)."""
+    if (timeout is None) != (memory is None) or (parent is None) == (timeout is None):
         raise ValueError("one job: dying with a parent, or contained (a timeout and a memory limit)")
     flags: list[str] = []
     if parent is not None:
@@ -174,13 +174,14 @@ def _contain(command: list[str], timeout: float, memory: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The supervisor: ``[--parent PID] [--timeout S --memory BYTES] -- COMMAND...``."""
+    """The supervisor: ``--parent PID -- COMMAND...`` or ``--timeout S --memory BYTES -- COMMAND...``."""
     args = list(sys.argv[1:] if argv is None else argv)
     split = args.index("--") if "--" in args else len(args)
     flags, command = dict(zip(args[:split:2], args[1:split:2], strict=False)), args[split + 1 :]
-    if not command or set(flags) - {"--parent", "--timeout", "--memory"}:
-        sys.stderr.write("usage: [--parent PID] [--timeout S --memory BYTES] -- COMMAND...\n")
+    jobs: list[set[str]] = [{"--parent"}, {"--timeout", "--memory"}]
+    if not command or len(flags) * 2 != split or set(flags) not in jobs:
+        sys.stderr.write("usage: --parent PID -- COMMAND... | --timeout S --memory BYTES -- COMMAND...\n")
         return 2
     if "--timeout" in flags:
         return _contain(command, float(flags["--timeout"]), int(flags["--memory"]))
-    return _become(command, int(flags["--parent"]) if "--parent" in flags else os.getppid())
+    return _become(command, int(flags["--parent"]))

@@ -73,5 +73,11 @@ def test_one_job_per_supervisor_and_a_usage_line() -> None:
         supervised(["true"], parent=1, timeout=1, memory=1)
     with pytest.raises(ValueError, match="one job"):
         supervised(["true"], timeout=1)
+    with pytest.raises(ValueError, match="one job"):
+        supervised(["true"])
     assert _supervisor.main(["--time", "1", "--", "true"]) == 2
-    assert _supervisor.main(["--parent", "1"]) == 2
+    assert _supervisor.main(["--parent", "1"]) == 2  # no command
+    assert _supervisor.main(["--", "true"]) == 2  # no job
+    assert _supervisor.main(["--parent", "--", "true"]) == 2  # a flag without its value
+    assert _supervisor.main(["--timeout", "1", "--", "true"]) == 2  # a time limit without a memory limit
+    assert _supervisor.main(["--parent", "1", "--timeout", "1", "--memory", "1", "--", "true"]) == 2  # two jobs
