@@ -1,4 +1,5 @@
-"""The files that ship with the package: the knowledge data, the bundled suites, the matrix.
+"""The files that ship with the package: the knowledge data, the pages' stylesheets and scripts,
+the bundled suites, the matrix.
 
 One loader, so every module reads ``data/*.json`` the same way and each file is parsed once.
 Stdlib only: every layer may import this module.
@@ -24,6 +25,13 @@ def load_json(name: str) -> Any:
     """``data/<name>`` parsed (``gfx.json``, ``doctor.json``, ``known_errors.json``); cached."""
     text = resources.files("pytest_rocm").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
+
+
+@cache
+def load_text(name: str) -> str:
+    """``data/<name>`` as text: the stylesheets and scripts the HTML pages carry (``table.css``,
+    ``atlas.js``). Files, not Python strings, so they are read (and linted) as what they are."""
+    return resources.files("pytest_rocm").joinpath("data").joinpath(name).read_text(encoding="utf-8")
 
 
 def bundled_suites() -> Path:

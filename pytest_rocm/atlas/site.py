@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from pytest_rocm._resources import VERSION
+from pytest_rocm._resources import VERSION, load_text
 from pytest_rocm.atlas.cells import counts_of, index_cell, notes_of
 from pytest_rocm.atlas.model import (
     FAIL,
@@ -39,52 +39,9 @@ from pytest_rocm.atlas.model import (
 from pytest_rocm.atlas.names import gfx_pages, library_pages
 from pytest_rocm.report.files import UnsafeTarget, write_text_atomic
 
-CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
-table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
-th{background:#f4f4f4;position:sticky;top:0}td.n{text-align:right}
-.passed,.xpassed{background:#dff5df}.failed,.error,.crashed,.timeout{background:#fadcdc}.xfailed{background:#fbeedd}
-.skipped,.not-installed,.not-run{background:#eee;color:#666}.hist{font-size:12px;color:#444}
-.note{background:#fff3e0;border:1px solid #ef6c00;padding:6px 10px;margin:8px 0}
-input[type=search]{width:32em;padding:4px;font-size:14px}nav a{margin-right:12px}
-"""
-
-SEARCH_JS = """// the atlas' search: rows from search.js, results built with textContent (no HTML from data)
-function atlasSearch(box, list) {
-  var rows = window.ATLAS_ROWS || [];
-  function show() {
-    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
-    list.textContent = "";
-    if (!words.length) return;
-    for (var i = 0; i < rows.length && shown < 200; i++) {
-      var r = rows[i], text = (r[0] + " " + r[1] + " " + r[3] + " " + r[4]).toLowerCase();
-      if (words.every(function (w) { return text.indexOf(w) >= 0; })) {
-        var li = document.createElement("li"), a = document.createElement("a");
-        a.href = r[2]; a.textContent = r[0]; li.appendChild(a);
-        li.appendChild(document.createTextNode(" (" + r[1] + ") " + r[3]));
-        list.appendChild(li); shown++;
-      }
-    }
-    document.getElementById("hits").textContent = shown ? shown + (shown === 200 ? "+" : "") + " rows" : "no row matches";
-  }
-  box.addEventListener("input", show);
-  var q = new URLSearchParams(location.search).get("q");
-  if (q) { box.value = q; show(); }
-}
-// a page's filter: hide the table rows whose text lacks every word typed
-function atlasFilter(box, table) {
-  box.addEventListener("input", function () {
-    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
-    var rows = table.tBodies[0].rows;
-    for (var i = 0; i < rows.length; i++) {
-      var text = rows[i].textContent.toLowerCase(), hit = words.every(function (w) { return text.indexOf(w) >= 0; });
-      rows[i].style.display = hit ? "" : "none"; if (hit) shown++;
-    }
-    document.getElementById("shown").textContent = shown + " of " + rows.length + " rows";
-  });
-  var q = new URLSearchParams(location.search).get("q");
-  if (q) { box.value = q; box.dispatchEvent(new Event("input")); }
-}
-"""
+#: the site's stylesheet and script, written beside its pages as atlas.css and atlas.js
+CSS = load_text("atlas.css")
+SEARCH_JS = load_text("atlas.js")
 
 
 def _e(text: object) -> str:

@@ -1,4 +1,4 @@
-"""``rocm-compat atlas REPORTS_DIR... -o SITE``: a static site of many reports (docs/scale.md)."""
+"""``rocm-compat atlas REPORTS_DIR... -o SITE``: a static site of many reports (docs/clusters.md)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def output_problem(output: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_rocm.workload.child import run_captured, summary
+    from pytest_rocm.workload.command import run_captured, summary
 
     command = [a for a in args.command]
     if command[:1] == ["--"]:

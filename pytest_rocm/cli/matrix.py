@@ -1,5 +1,5 @@
 """``rocm-compat matrix``: the ROCm/PyTorch combinations, or a CI job matrix, a SLURM job-array
-script or Kubernetes Jobs (docs/scale.md)."""
+script or Kubernetes Jobs (docs/clusters.md)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="add a column saying whether each combination's torch wheel has kernels for this gfx (gfx1151)",
     )
 
-    cluster = parser.add_argument_group("--emit slurm / k8s (docs/scale.md)")
+    cluster = parser.add_argument_group("--emit slurm / k8s (docs/clusters.md)")
     cluster.add_argument(
         "--partition",
         action="append",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rocm.cli.argtypes import non_negative_int, positive_float
 from pytest_rocm.vet import BadTarget, vet
-from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB
+from pytest_rocm.vet.contained import DEFAULT_MEMORY_GIB
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
@@ -133,9 +133,9 @@ def _problem(args: argparse.Namespace) -> str | None:
     if stack and (args.run or args.report):
         return "--run and --report vet one TARGET at a time"
     if args.run and not args.unsafe_run:
-        from pytest_rocm.vet import child
+        from pytest_rocm.vet import contained
 
-        why = child.sandbox_problem()
+        why = contained.sandbox_problem()
         if why:
             return (
                 f"--run runs TARGET's code in a sandbox, and none can run here: {why}; --unsafe-run runs it without one"
@@ -161,9 +161,9 @@ def _print(text: str) -> None:
 
 def _sandbox_works() -> bool:
     """With ``--unsafe-run``: the sandbox is still used when it can run (the option allows its absence)."""
-    from pytest_rocm.vet import child
+    from pytest_rocm.vet import contained
 
-    return child.sandbox_problem() is None
+    return contained.sandbox_problem() is None
 
 
 def _vet_document(spec: str) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def _vet_document(spec: str) -> dict[str, Any]:
 
 
 def _run_stack(args: argparse.Namespace) -> int:
-    from pytest_rocm.vet.coverage import torch_rocm
+    from pytest_rocm.vet.gpu_fit import torch_rocm
     from pytest_rocm.vet.render import stack_table
     from pytest_rocm.vet.stack import installed_pins, machine_gpus, read_stack, vet_stack, wheel_index
 

@@ -27,7 +27,7 @@ from pytest_rocm.report.records import slug
 INSTALL_MINUTES = 30
 #: what the bundled suites may take on one GPU, per scale profile: benchmarks/gpu_run.sh gives every
 #: suite of the full profile about 8 minutes together, the CPU baseline of the ci profile takes
-#: about a minute on 2 cores; several times that, for slower GPUs and cold caches (docs/scale.md)
+#: about a minute on 2 cores; several times that, for slower GPUs and cold caches (docs/clusters.md)
 SUITE_MINUTES = {"ci": 30, "full": 90}
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import torch
 
 from pytest_rocm.env.model import device_backend
-from pytest_rocm.parity import tolerances as tols
+from pytest_rocm.parity import tolerances
 from pytest_rocm.parity.callspec import call_spec
 from pytest_rocm.parity.metrics import Judge, Reference, compare_exact, compare_float, wrap_periodic, yardsticks
 from pytest_rocm.parity.options import ParityOptions
@@ -47,7 +47,7 @@ __all__ = ["MODES", "DtypeUnsupported", "ParityError", "ParityResult", "assert_p
 
 MODES = ("absolute", "cpu-relative", "model")
 
-_TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tols.DTYPE_NAMES}
+_TORCH_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in tolerances.DTYPE_NAMES}
 
 
 #: what a nondeterministic failure says (docs/parity.md)
@@ -111,11 +111,11 @@ def assert_parity(
     """
     __tracebackhide__ = True  # a failure reads as the caller's line and the table, not our source
     opts = (options or ParityOptions()).updated(settings)
-    dtypes = tols.DEFAULT_DTYPES if opts.dtypes is None else opts.dtypes
+    dtypes = tolerances.DEFAULT_DTYPES if opts.dtypes is None else opts.dtypes
     mode, grad, cpu_factor, module = opts.mode, opts.grad, opts.cpu_factor, opts.module
     allow_vacuous, baseline, reference_fn = opts.allow_vacuous, opts.baseline, opts.reference_fn
     dtype_names = _check_dtypes(dtypes)
-    ref_dtype = tols.canonical_dtype(opts.reference_dtype)
+    ref_dtype = tolerances.canonical_dtype(opts.reference_dtype)
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not one of {', '.join(MODES)}")
     if cpu_factor is not None and (
@@ -124,10 +124,10 @@ def assert_parity(
         raise ValueError(f"cpu_factor={cpu_factor!r} must be a number >= 0")
     if module is not None and not isinstance(module, torch.nn.Module):
         raise ValueError(f"module={module!r} is not a torch.nn.Module")
-    periods = tols.check_periodic(opts.periodic)
-    call_layer = tols.check_overrides({"rtol": opts.rtol, "atol": opts.atol, "normwise": opts.normwise})
-    per_dtype = tols.check_per_dtype(opts.tolerances)
-    base_layer = tols.check_per_dtype(opts.default_tolerances)
+    periods = tolerances.check_periodic(opts.periodic)
+    call_layer = tolerances.check_overrides({"rtol": opts.rtol, "atol": opts.atol, "normwise": opts.normwise})
+    per_dtype = tolerances.check_per_dtype(opts.tolerances)
+    base_layer = tolerances.check_per_dtype(opts.default_tolerances)
     dev = _device(device)
     op = name or _op_name(fn)
     spec = RunSpec(args, dict(kwargs or {}), grad, opts.seed, op, module)
@@ -138,12 +138,12 @@ def assert_parity(
 
     _refuse_unjudgeable_inputs(op, spec.args, spec.kwargs)
     ref_leaves = _references(_guarded_run(result, dtype_names, reference, spec, cpu, ref_dtype), result, dtype_names)
-    periods = tols.periods_by_path(periods, [path for path, _ in ref_leaves], op)
+    periods = tolerances.periods_by_path(periods, [path for path, _ in ref_leaves], op)
     if mode != "absolute":  # these modes judge against a run of the same code: it must be repeatable
         _check_repeatable(result, dtype_names, reference, spec, ref_dtype, ref_leaves, k)
 
     for dtype in dtype_names:
-        tol = tols.resolve(dtype, k, [base_layer.get(dtype, {}), call_layer, per_dtype.get(dtype, {})])
+        tol = tolerances.resolve(dtype, k, [base_layer.get(dtype, {}), call_layer, per_dtype.get(dtype, {})])
         cpu_run: Run | None = None
         try:
             got = _run(fn, args, spec.kwargs, dev, _TORCH_DTYPES[dtype], spec)
@@ -170,7 +170,7 @@ def assert_parity(
         except Structure as exc:
             result.comparisons.append(Comparison(dtype, op, mode, False, "structure", detail=str(exc)))
             continue
-        judge = Judge(mode, tol, allow_vacuous, cpu_factor, tols.accumulation_slack(dtype, k))
+        judge = Judge(mode, tol, allow_vacuous, cpu_factor, tolerances.accumulation_slack(dtype, k))
         for (path, ref), (_, value) in zip(ref_leaves, got_leaves, strict=False):
             if ref is None:
                 continue
@@ -205,7 +205,7 @@ def _out_of_script(opts: ParityOptions) -> str:
     """Why a standalone script (``rocm-compat repro``) cannot judge this call like assert_parity, or ""."""
     if opts.mode == "model":
         return "mode model: its yardstick rounds every op to the dtype, which needs pytest_rocm"
-    if tols.canonical_dtype(opts.reference_dtype) != "float64":
+    if tolerances.canonical_dtype(opts.reference_dtype) != "float64":
         return f"reference_dtype={opts.reference_dtype}: the script's reference is float64"
     for field, why in (
         ("module", "module=: the module's parameters are not recorded"),
@@ -298,7 +298,7 @@ def _check_repeatable(
     the comparisons prove nothing (dropout, train mode, random numbers): kind ``nondeterministic``."""
     __tracebackhide__ = True
     again = _run(fn, spec.args, spec.kwargs, torch.device("cpu"), _TORCH_DTYPES[ref_dtype], spec).leaves(result.name)
-    tol = tols.default_tolerance(ref_dtype, k)
+    tol = tolerances.default_tolerance(ref_dtype, k)
     found = []
     for (path, ref), (_, value) in zip(ref_leaves, again, strict=False):
         if ref is None or value is None or value.shape != ref.tensor.shape:
@@ -332,9 +332,9 @@ def _fail_all(result: ParityResult, dtypes: tuple[str, ...], kind: FailureKind, 
 def _check_dtypes(dtypes: Sequence[str] | str) -> tuple[str, ...]:
     if isinstance(dtypes, (str, torch.dtype)):
         dtypes = (dtypes,)
-    names = tuple(tols.canonical_dtype(d) for d in dtypes)
+    names = tuple(tolerances.canonical_dtype(d) for d in dtypes)
     if not names:
-        raise ValueError("dtypes is empty: name at least one of " + ", ".join(tols.DTYPE_NAMES))
+        raise ValueError("dtypes is empty: name at least one of " + ", ".join(tolerances.DTYPE_NAMES))
     return names
 
 

@@ -1,6 +1,6 @@
 """pytest entry point (``pytest11: rocm``): options, markers, the device under test, the header.
 
-Hooks stay thin and call pure functions (options, selection.select, marks.evaluate, header).
+Hooks stay thin and call pure functions (options, device_choice.choose_device, marks.evaluate, header).
 Importing this module imports no torch, and a run whose tests use no marker or fixture of the
 plugin never detects the environment (detection imports torch). What forces detection: a plugin
 marker that needs it on a test being set up, the ``rocm_env``/``rocm_device`` fixtures, an option
@@ -23,12 +23,12 @@ from pytest_rocm.env.model import Environment, EnvironmentFileError
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.parity.result import ParityResult, add_listener
 from pytest_rocm.plugin import header, hookspecs, marks, options, plan, xdist
+from pytest_rocm.plugin.device_choice import require_gpu_problem
 from pytest_rocm.plugin.markcache import item_marks, refresh
-from pytest_rocm.plugin.selection import require_gpu_problem
 from pytest_rocm.plugin.session import (
     RocmState,
     environment_if_known,
-    get_selection,
+    get_device_choice,
     get_state,
     install,
 )
@@ -122,10 +122,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not _needs_environment_now(config):
         return
-    sel = get_selection(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
+    choice = get_device_choice(config)  # UsageError when --rocm-gfx/--rocm-device cannot be met
     settings = get_state(config).settings
     if settings.require_gpu:
-        problem = require_gpu_problem(sel, settings)
+        problem = require_gpu_problem(choice, settings)
         if problem:
             raise pytest.UsageError(problem)
 
@@ -226,14 +226,14 @@ def _apply_markers(item: pytest.Item) -> None:
     if not parsed:
         return
     needs_env = any(p.name in marks.ENV_NAMES for p in parsed)
-    sel = get_selection(item.config) if needs_env else None
-    decision = marks.evaluate(parsed, sel, _version_lookup(item.config))
+    choice = get_device_choice(item.config) if needs_env else None
+    decision = marks.evaluate(parsed, choice, _version_lookup(item.config))
     if decision.skip:
         raise pytest.skip.Exception(decision.skip, _use_item_location=True)
-    if sel is not None and sel.plan and any(p.name in marks.DEVICE_NAMES for p in parsed):
+    if choice is not None and choice.plan and any(p.name in marks.DEVICE_NAMES for p in parsed):
         # decided as on the plan's architecture; never executed on this machine's hardware
         xfail = decision.xfail[0] if decision.xfail else None
-        raise pytest.skip.Exception(plan.would_run(sel.plan, xfail, sel.plan_wheel_gap), _use_item_location=True)
+        raise pytest.skip.Exception(plan.would_run(choice.plan, xfail, choice.plan_wheel_gap), _use_item_location=True)
     if decision.xfail:
         reason, strict = decision.xfail
         # strict None: left out, so pytest applies its xfail_strict ini as for its own xfail marker
@@ -246,11 +246,11 @@ def _apply_markers(item: pytest.Item) -> None:
 def _lines(config: pytest.Config) -> list[str]:
     st = get_state(config)
     st.header_shown = True
-    sel = get_selection(config)
+    choice = get_device_choice(config)
     # this machine's environment is judged as the doctor judges it, with the probed facts; a
     # recorded one describes another machine, so nothing here is probed for it
-    checks = None if st.recorded else header.probed_diagnosis(sel.env)
-    lines = header.header_lines(sel, st.source, config.get_verbosity(), checks)
+    checks = None if st.recorded else header.probed_diagnosis(choice.env)
+    lines = header.header_lines(choice, st.source, config.get_verbosity(), checks)
     return [line for line in lines if line not in st.early_lines]  # said once, before collection
 
 
@@ -292,7 +292,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if xml is None:
         return
     st = get_state(session.config)
-    for name, value in header.junit_properties(get_selection(session.config), st.source):
+    for name, value in header.junit_properties(get_device_choice(session.config), st.source):
         xml.add_global_property(name, value)
 
 
@@ -309,12 +309,12 @@ class PlanSummary:
         if xdist.is_worker(self.config):
             return
         st = get_state(self.config)
-        if st.selection is None or not st.selection.plan:
+        if st.device_choice is None or not st.device_choice.plan:
             return
         # one count per test: its setup when that did not pass (a skip), else its call
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
-        self.tally = self.tally or plan.PlanTally(st.selection.plan)
+        self.tally = self.tally or plan.PlanTally(st.device_choice.plan)
         reason = report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else None
         self.tally.add(report.outcome, reason)
 

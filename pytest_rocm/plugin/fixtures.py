@@ -18,7 +18,7 @@ import pytest
 from pytest_rocm.env import arch
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin.markcache import tolerances_of
-from pytest_rocm.plugin.session import get_environment, get_selection, get_state
+from pytest_rocm.plugin.session import get_device_choice, get_environment, get_state
 
 #: the low-precision dtypes parity_dtype runs a test for
 LOW_PRECISION_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
@@ -55,19 +55,19 @@ def live_device_problem(torch: Any, index: int, gfx: str) -> str | None:
 @pytest.fixture(scope="session")
 def rocm_device(pytestconfig: pytest.Config) -> Any:
     """The torch.device under test (``cuda:N`` for ROCm and CUDA, ``cpu`` with --rocm-device=cpu)."""
-    sel = get_selection(pytestconfig)
+    choice = get_device_choice(pytestconfig)
     st = get_state(pytestconfig)
-    if sel.forced_cpu:
+    if choice.forced_cpu:
         return _import_torch("the CPU device").device("cpu")
-    device = sel.device
-    if sel.plan:
+    device = choice.device
+    if choice.plan:
         from pytest_rocm.plugin.plan import would_run
 
         pytest.skip(
-            would_run(sel.plan, wheel_gap=sel.plan_wheel_gap)
+            would_run(choice.plan, wheel_gap=choice.plan_wheel_gap)
         )  # decided as on that architecture, never run on this hardware
     if device is None:
-        pytest.skip(f"no device to test on: {sel.no_device}")
+        pytest.skip(f"no device to test on: {choice.no_device}")
     if st.recorded:
         torch = _import_torch(f"recorded environment {st.source}: device {device.index} ({device.gfx})")
         problem = live_device_problem(torch, device.index, device.gfx)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pytest_rocm.env.model import Environment
 from pytest_rocm.env.render import environment_lines, format_size
-from pytest_rocm.plugin.selection import Selection
+from pytest_rocm.plugin.device_choice import DeviceChoice
 
 if TYPE_CHECKING:
     from pytest_rocm.doctor.checks import Check
@@ -35,32 +35,32 @@ def doctor_lines(checks: Sequence[Check], env_file: str | None = None) -> list[s
     return [PREFIX + c.line for c in found] + ([summary] if summary else [])
 
 
-def _device_text(sel: Selection) -> str:
-    d = sel.device
-    if sel.forced_cpu:
+def _device_text(choice: DeviceChoice) -> str:
+    d = choice.device
+    if choice.forced_cpu:
         return "cpu (forced)"
     if d is None:
         return "none"
     extra = [d.name] + ([format_size(d.total_memory)] if d.total_memory else [])
-    if sel.plan:
+    if choice.plan:
         return f"plan:{d.gfx}" + (f" ({', '.join(extra)})" if d.total_memory else "")
     return f"{d.index}:{d.gfx} ({', '.join(extra)})"
 
 
-def header_line(sel: Selection, source: str) -> str:
-    env = sel.env
-    tag = f"[plan: {sel.plan}, no device here]" if sel.plan else f"[env: {source}]"
-    if sel.plan and sel.plan_recorded:  # a plan on a recording's devices: say which
-        tag = f"[plan: {sel.plan} as recorded in {source}, no device here]"
+def header_line(choice: DeviceChoice, source: str) -> str:
+    env = choice.env
+    tag = f"[plan: {choice.plan}, no device here]" if choice.plan else f"[env: {source}]"
+    if choice.plan and choice.plan_recorded:  # a plan on a recording's devices: say which
+        tag = f"[plan: {choice.plan} as recorded in {source}, no device here]"
     parts = [f"backend={env.backend}", f"torch={env.torch or 'not-installed'}"]
     if env.rocm:
         parts.append(f"rocm={env.rocm}")
     if env.cuda:
         parts.append(f"cuda={env.cuda}")
-    parts.append(f"device={_device_text(sel)}")
+    parts.append(f"device={_device_text(choice)}")
     line = PREFIX + " ".join(parts) + " " + tag
-    if sel.device is None and not sel.forced_cpu:
-        line += f" ({sel.no_device})"
+    if choice.device is None and not choice.forced_cpu:
+        line += f" ({choice.no_device})"
     return line
 
 
@@ -69,17 +69,17 @@ def verbose_lines(env: Environment) -> list[str]:
     return [PREFIX + "  " + line for line in environment_lines(env)]
 
 
-def header_lines(sel: Selection, source: str, verbose: int, checks: Sequence[Check] | None = None) -> list[str]:
+def header_lines(choice: DeviceChoice, source: str, verbose: int, checks: Sequence[Check] | None = None) -> list[str]:
     """The header once the environment is known. ``checks`` default to the doctor's diagnosis of
-    ``sel.env`` without extras (pure: no probe; the checks that need one judge without it)."""
+    ``choice.env`` without extras (pure: no probe; the checks that need one judge without it)."""
     if checks is None:
         from pytest_rocm.doctor.checks import diagnose
 
-        checks = diagnose(sel.env)
+        checks = diagnose(choice.env)
     recorded = source not in ("", "detected", "pytest_rocm_detect_environment")  # else a file's path
-    lines = [*doctor_lines(checks, source if recorded else None), header_line(sel, source)]
+    lines = [*doctor_lines(checks, source if recorded else None), header_line(choice, source)]
     if verbose > 0:
-        lines += verbose_lines(sel.env)
+        lines += verbose_lines(choice.env)
     return lines
 
 
@@ -108,17 +108,17 @@ def system_diagnosis() -> list[Check] | None:
         return None
 
 
-def junit_properties(sel: Selection, source: str) -> list[tuple[str, str]]:
+def junit_properties(choice: DeviceChoice, source: str) -> list[tuple[str, str]]:
     """Test-suite properties for --junitxml: the summary facts, then the whole environment JSON."""
-    env = sel.env
+    env = choice.env
     props = [
         ("rocm.backend", env.backend),
         ("rocm.torch", env.torch or ""),
         ("rocm.hip", env.hip or ""),
         ("rocm.rocm", env.rocm or ""),
         ("rocm.cuda", env.cuda or ""),
-        ("rocm.device", _device_text(sel)),
-        ("rocm.source", f"plan: {sel.plan}" if sel.plan else source),
+        ("rocm.device", _device_text(choice)),
+        ("rocm.source", f"plan: {choice.plan}" if choice.plan else source),
         ("rocm.environment", env.to_json(indent=None)),
     ]
     return props

@@ -3,7 +3,7 @@
 Each marker is a :class:`~pytest_rocm.plugin.markspec.MarkerSpec` defined right after its two
 functions: ``parse`` (whose signature is the marker's) validates the arguments at collection and
 normalises them; ``decide`` is a pure function of those arguments and a
-:class:`~pytest_rocm.plugin.markspec.Context` (the :class:`~pytest_rocm.plugin.selection.Selection`
+:class:`~pytest_rocm.plugin.markspec.Context` (the :class:`~pytest_rocm.plugin.device_choice.DeviceChoice`
 and a version lookup). The version and size markers (``rocm_version``, ``torch_version``,
 ``min_vram``, ``requires``) live beside their rules in :mod:`pytest_rocm.plugin.versions`.
 :data:`SPECS` lists them all; :func:`evaluate` runs the ``decide`` of each of a test's markers, so
@@ -25,8 +25,8 @@ from typing import Any
 
 from pytest_rocm.env import arch
 from pytest_rocm.plugin import versions
+from pytest_rocm.plugin.device_choice import DeviceChoice, describe_pattern, device_fact, matches_any
 from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerError, MarkerSpec, NoArgs, Parsed, VersionOf
-from pytest_rocm.plugin.selection import Selection, describe_pattern, device_fact, matches_any
 from pytest_rocm.plugin.versions import library_lookup
 
 __all__ = [
@@ -96,18 +96,18 @@ def _parse_nothing() -> NoArgs:
     return NoArgs()
 
 
-def _needs_gpus(n: int, needs: str, sel: Selection) -> Decision:
-    if sel.device is None:
-        return Decision(skip=f"needs {needs}, {sel.no_device}")
-    if len(sel.candidates) < n:
-        where = f" matching {sel.gfx_filter}" if sel.gfx_filter and not sel.plan else ""
-        found = f"the plan has {len(sel.candidates)}" if sel.plan else f"found {len(sel.candidates)}{where}"
+def _needs_gpus(n: int, needs: str, choice: DeviceChoice) -> Decision:
+    if choice.device is None:
+        return Decision(skip=f"needs {needs}, {choice.no_device}")
+    if len(choice.candidates) < n:
+        where = f" matching {choice.gfx_filter}" if choice.gfx_filter and not choice.plan else ""
+        found = f"the plan has {len(choice.candidates)}" if choice.plan else f"found {len(choice.candidates)}{where}"
         return Decision(skip=f"needs {needs}, {found}")
     return RUN
 
 
 def _decide_gpu(args: NoArgs, ctx: Context) -> Decision:
-    return _needs_gpus(1, "a GPU", ctx.sel)
+    return _needs_gpus(1, "a GPU", ctx.choice)
 
 
 GPU = MarkerSpec(
@@ -127,21 +127,21 @@ def _parse_gpus(n: int) -> GpuCount:
 
 def _decide_gpus(args: GpuCount, ctx: Context) -> Decision:
     n = args.n
-    return _needs_gpus(n, f"{n} GPU{'s' if n > 1 else ''}", ctx.sel)
+    return _needs_gpus(n, f"{n} GPU{'s' if n > 1 else ''}", ctx.choice)
 
 
 GPUS = MarkerSpec("rocm_gpus", _parse_gpus, _decide_gpus, "run only where n accelerators are present.", short="gpus")
 
 
 def _decide_rocm(args: NoArgs, ctx: Context) -> Decision:
-    sel = ctx.sel
-    if sel.forced_cpu:
-        return Decision(skip=f"needs the ROCm backend, {sel.no_device}")
-    if sel.env.backend != "rocm" and sel.plan:
-        return Decision(skip=f"needs the ROCm backend, the plan is for {sel.plan} (CUDA)")
-    if sel.env.backend != "rocm":
-        build = f"torch {sel.env.torch}" if sel.env.torch else "torch is not installed"
-        return Decision(skip=f"needs the ROCm backend, this is {sel.env.backend} ({build})")
+    choice = ctx.choice
+    if choice.forced_cpu:
+        return Decision(skip=f"needs the ROCm backend, {choice.no_device}")
+    if choice.env.backend != "rocm" and choice.plan:
+        return Decision(skip=f"needs the ROCm backend, the plan is for {choice.plan} (CUDA)")
+    if choice.env.backend != "rocm":
+        build = f"torch {choice.env.torch}" if choice.env.torch else "torch is not installed"
+        return Decision(skip=f"needs the ROCm backend, this is {choice.env.backend} ({build})")
     return RUN
 
 
@@ -173,12 +173,12 @@ def _parse_gfx(*patterns: str) -> GfxPatterns:
 
 
 def _decide_gfx(args: GfxPatterns, ctx: Context) -> Decision:
-    sel = ctx.sel
+    choice = ctx.choice
     wanted = " or ".join(describe_pattern(x) for x in args.patterns)
-    if sel.device is None:
-        return Decision(skip=f"needs {wanted}, {sel.no_device}")
-    if not matches_any(args.patterns, sel):
-        return Decision(skip=f"needs {wanted}, {device_fact(sel)}")
+    if choice.device is None:
+        return Decision(skip=f"needs {wanted}, {choice.no_device}")
+    if not matches_any(args.patterns, choice):
+        return Decision(skip=f"needs {wanted}, {device_fact(choice)}")
     return RUN
 
 
@@ -191,11 +191,11 @@ GFX = MarkerSpec(
 )
 
 
-def _matched(patterns: tuple[str, ...], reason: str, sel: Selection) -> str | None:
+def _matched(patterns: tuple[str, ...], reason: str, choice: DeviceChoice) -> str | None:
     """The skip/xfail reason when the device matches a pattern, else None."""
-    if not matches_any(patterns, sel):
+    if not matches_any(patterns, choice):
         return None
-    why = f"{', '.join(patterns)} matches: {device_fact(sel)}"
+    why = f"{', '.join(patterns)} matches: {device_fact(choice)}"
     return f"{reason} ({why})" if reason else why
 
 
@@ -204,7 +204,7 @@ def _parse_skip_gfx(*patterns: str, reason: str | None = None) -> GfxExpectation
 
 
 def _decide_skip_gfx(args: GfxExpectation, ctx: Context) -> Decision:
-    text = _matched(args.patterns, args.reason, ctx.sel)
+    text = _matched(args.patterns, args.reason, ctx.choice)
     return Decision(skip=text) if text else RUN
 
 
@@ -224,7 +224,7 @@ def _parse_xfail_gfx(*patterns: str, reason: str | None = None, strict: bool | N
 
 
 def _decide_xfail_gfx(args: GfxExpectation, ctx: Context) -> Decision:
-    text = _matched(args.patterns, args.reason, ctx.sel)
+    text = _matched(args.patterns, args.reason, ctx.choice)
     return Decision(xfail=(text, args.strict)) if text else RUN  # strict None: pytest's xfail_strict
 
 
@@ -362,22 +362,22 @@ def parse_mark(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Pars
         raise MarkerError(f"{text}: {exc}{hint}") from None
 
 
-def evaluate(parsed: Iterable[Parsed], sel: Selection | None, version_of: VersionOf) -> Decision:
+def evaluate(parsed: Iterable[Parsed], choice: DeviceChoice | None, version_of: VersionOf) -> Decision:
     """Each marker's decision, the architecture markers first, then the others in marker order:
     the first skip wins; otherwise the first xfail; otherwise run. In a plan, a skip after
-    ``rocm_gfx`` matched says so first (``fits gfx942 (cdna3); needs ROCm >=6.1, ...``). ``sel``
+    ``rocm_gfx`` matched says so first (``fits gfx942 (cdna3); needs ROCm >=6.1, ...``). ``choice``
     may be None only when no marker needs the environment."""
-    ctx = Context(sel, version_of)
+    ctx = Context(choice, version_of)
     xfail = None
     arch_fits = False
     for p in sorted(parsed, key=lambda p: p.name not in ARCH_NAMES):  # stable: marker order kept
         spec = SPECS[p.name]
-        if spec.needs_env and sel is None:
+        if spec.needs_env and choice is None:
             raise ValueError(f"{p.text} needs the environment")  # programming error, not user input
         decision = spec.decide(p.args, ctx)
         if decision.skip:
-            if arch_fits and sel is not None and sel.plan:
-                return Decision(skip=f"fits {arch.describe(sel.plan)}; {decision.skip}")
+            if arch_fits and choice is not None and choice.plan:
+                return Decision(skip=f"fits {arch.describe(choice.plan)}; {decision.skip}")
             return decision
         arch_fits = arch_fits or p.name == "rocm_gfx"
         xfail = xfail or decision.xfail

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pytest_rocm.plugin.selection import Selection
+from pytest_rocm.plugin.device_choice import DeviceChoice
 
 #: the installed version of a distribution (``requires``), None when absent
 VersionOf = Callable[[str], str | None]
@@ -50,16 +50,16 @@ RUN = Decision()
 
 @dataclass(frozen=True)
 class Context:
-    """What decisions read: the selection (None when no marker of the test needs the environment)
+    """What decisions read: the device choice (None when no marker of the test needs the environment)
     and the version of an installed distribution (``requires``)."""
 
-    selection: Selection | None
+    device_choice: DeviceChoice | None
     version_of: VersionOf
 
     @property
-    def sel(self) -> Selection:
-        assert self.selection is not None, "evaluate() gives markers that need it a selection"
-        return self.selection
+    def choice(self) -> DeviceChoice:
+        assert self.device_choice is not None, "evaluate() gives markers that need it a device choice"
+        return self.device_choice
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_rocm.plugin.options import SCALES
-from pytest_rocm.plugin.session import Selection, get_selection, get_state
+from pytest_rocm.plugin.session import DeviceChoice, get_device_choice, get_state
 
 __all__ = ["MARKER", "SCALES", "cases", "get_scale", "pick", "rocm_scale", "scale_and_source"]
 
@@ -63,13 +63,13 @@ def cases(argnames: str, table: Mapping[str, tuple[Any, Any]]) -> pytest.MarkDec
     return pytest.mark.rocm_scaled(argnames, ci=ci, full=full)  # MARKER
 
 
-def default_scale(sel: Selection | None, forced_cpu: bool) -> tuple[str, str]:
+def default_scale(choice: DeviceChoice | None, forced_cpu: bool) -> tuple[str, str]:
     """(scale, why) when no option names one: ``ci`` on the CPU, ``full`` on a GPU."""
-    if forced_cpu or sel is None:
+    if forced_cpu or choice is None:
         return "ci", "default: the device under test is the CPU"
-    if sel.device is None:
+    if choice.device is None:
         return "ci", "default: no GPU to test on"
-    where = f"plan for {sel.plan}" if sel.plan else f"device {sel.device.index} ({sel.device.gfx})"
+    where = f"plan for {choice.plan}" if choice.plan else f"device {choice.device.index} ({choice.device.gfx})"
     return "full", f"default: the device under test is a GPU, {where}"
 
 
@@ -83,7 +83,7 @@ def scale_and_source(config: pytest.Config) -> tuple[str, str]:
     elif settings.forced_cpu:  # known without detecting anything
         resolved = default_scale(None, True)
     else:
-        resolved = default_scale(get_selection(config), False)
+        resolved = default_scale(get_device_choice(config), False)
     config.stash[_RESOLVED] = resolved
     return resolved
 

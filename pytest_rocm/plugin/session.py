@@ -1,6 +1,6 @@
 """Per-session state: the environment (recorded with ``--rocm-env``, handed over by the xdist
 controller, supplied by a ``pytest_rocm_detect_environment`` hook, or detected once, lazily) and the
-device under test chosen from it (:mod:`pytest_rocm.plugin.selection`, pure).
+device under test chosen from it (:mod:`pytest_rocm.plugin.device_choice`, pure).
 
 Detection reads torch's installed files first (:mod:`pytest_rocm.env.torchfiles`): where they tell
 everything (no torch, a CPU build, a GPU build whose runtime would find no device) nothing imports
@@ -8,7 +8,7 @@ torch, and a report run knows its environment from the start. Else detection imp
 that needs the environment only for its report then detects where the tests already paid for torch: in this process, once torch is imported and detecting can change
 nothing the tests see (:func:`detect_if_harmless`: a CPU build of torch, or a GPU runtime the tests
 initialised themselves), else at the end of the run. Only a run that never imports torch detects in
-a child process (:mod:`pytest_rocm.env.child`), so the test process never imports torch, nor
+a child process (:mod:`pytest_rocm.env.background`), so the test process never imports torch, nor
 initialises HIP, for the plugin's sake; a child started at configure time cost a second
 ``import torch`` (~2.3 s of CPU) to every suite that imports torch itself.
 
@@ -28,27 +28,27 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.env import child
+from pytest_rocm.env import background
 from pytest_rocm.env.model import Device, Environment
+from pytest_rocm.plugin.device_choice import DeviceChoice, DeviceChoiceError, choose_device
 from pytest_rocm.plugin.options import Settings
-from pytest_rocm.plugin.selection import Selection, SelectionError, select
 
 __all__ = [
     "HOOK_SOURCE",
     "STATE",
+    "DeviceChoice",
+    "DeviceChoiceError",
     "RocmState",
-    "Selection",
-    "SelectionError",
+    "choose_device",
     "detect_if_harmless",
     "device_string",
     "environment_if_known",
     "get_device",
+    "get_device_choice",
     "get_environment",
-    "get_selection",
     "get_state",
     "in_process_detection_is_harmless",
     "install",
-    "select",
 ]
 
 #: the environment's source (header ``[env: ...]``, junit ``rocm.source``) when a hook supplied it
@@ -62,7 +62,7 @@ class RocmState:
     #: "detected", HOOK_SOURCE, or the recorded file's path (on a worker: the controller's)
     source: str = ""
     recorded: bool = False
-    selection: Selection | None = None
+    device_choice: DeviceChoice | None = None
     header_shown: bool = False
     #: the doctor's lines the header printed before the environment was known (not repeated after)
     early_lines: frozenset[str] = frozenset()
@@ -102,7 +102,7 @@ def _detect(state: RocmState) -> Environment:
         return found
     if not state.settings.report:
         return _detect_here()
-    pending = child.start()
+    pending = background.start()
     found = pending.result()
     if found is not None:
         return found
@@ -210,25 +210,25 @@ def get_environment(config: pytest.Config) -> Environment:
     return state.environment
 
 
-def get_selection(config: pytest.Config) -> Selection:
+def get_device_choice(config: pytest.Config) -> DeviceChoice:
     """The device under test; ``pytest.UsageError`` when the options cannot be satisfied."""
     state = get_state(config)
-    if state.selection is None:
+    if state.device_choice is None:
         try:
             here = None
             if state.recorded and state.settings.gfx:  # is the recorded machine this one? (no torch)
                 from pytest_rocm.plugin.plan import architectures_here
 
                 here = architectures_here()
-            state.selection = select(get_environment(config), state.settings, here)
-        except SelectionError as exc:
+            state.device_choice = choose_device(get_environment(config), state.settings, here)
+        except DeviceChoiceError as exc:
             raise pytest.UsageError(str(exc)) from None
-    return state.selection
+    return state.device_choice
 
 
 def get_device(config: pytest.Config) -> Device | None:
     """The device under test (the pretend one in a plan); None when the CPU or nothing."""
-    return get_selection(config).device
+    return get_device_choice(config).device
 
 
 def device_string(config: pytest.Config) -> str:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm._values import parse_size
 from pytest_rocm.env.model import Device
 from pytest_rocm.env.render import format_size
+from pytest_rocm.plugin.device_choice import DeviceChoice, device_fact, runtime_version
 from pytest_rocm.plugin.markspec import RUN, Context, Decision, MarkerSpec
-from pytest_rocm.plugin.selection import Selection, device_fact, runtime_version
 from pytest_rocm.report.outcomes import not_installed_reason
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _parse_version(spec: str) -> VersionSpec:
 def _version_decider(what: str) -> Callable[[VersionSpec, Context], Decision]:
     def decide(args: VersionSpec, ctx: Context) -> Decision:
         spec, spec_text = args.specifier, args.text
-        version, missing = runtime_version(ctx.sel, what.lower())
+        version, missing = runtime_version(ctx.choice, what.lower())
         if version is None:
             return Decision(skip=f"needs {what} {spec_text}, {missing}")
         if not satisfies(spec, version):
@@ -188,7 +188,7 @@ def _parse_min_vram(size: int | str) -> MemorySize:
     return MemorySize(parse_size(size))
 
 
-def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
+def _allocatable(choice: DeviceChoice, d: Device) -> tuple[int | None, str]:
     """(bytes the device can allocate, how that was judged). An APU's reported memory is its BIOS
     carve-out or its GTT pool depending on kernel and ROCm; HIP also allocates from GTT (the system
     memory the kernel lets the GPU map, ``mem_info_gtt_total``), so an APU counts the larger."""
@@ -197,29 +197,29 @@ def _allocatable(sel: Selection, d: Device) -> tuple[int | None, str]:
     gfx = d.hardware_gfx or d.gfx
     if gfx not in apu_gfxs():
         return d.total_memory, ""
-    pools = [g.gtt for g in sel.env.system.gpus if g.gfx == gfx and g.gtt]
+    pools = [g.gtt for g in choice.env.system.gpus if g.gfx == gfx and g.gtt]
     if len(pools) != 1 or (d.total_memory or 0) >= pools[0]:  # two such APUs: which is which is unknown
         return d.total_memory, ""
     return pools[0], " (an APU: its GTT pool of system memory)"
 
 
 def _decide_min_vram(args: MemorySize, ctx: Context) -> Decision:
-    sel, size = ctx.sel, args.size
-    d = sel.device
+    choice, size = ctx.choice, args.size
+    d = choice.device
     needs = f"needs {format_size(size)} of GPU memory"
     if d is None:
-        return Decision(skip=f"{needs}, {sel.no_device}")
-    memory, how = _allocatable(sel, d)
-    if memory is None and sel.plan:  # no recording: the memory of the gfx's products decides
+        return Decision(skip=f"{needs}, {choice.no_device}")
+    memory, how = _allocatable(choice, d)
+    if memory is None and choice.plan:  # no recording: the memory of the gfx's products decides
         from pytest_rocm.plugin.plan import min_vram_verdict
 
-        verdict = min_vram_verdict(sel.plan, size, needs, format_size)
+        verdict = min_vram_verdict(choice.plan, size, needs, format_size)
         if verdict is not None:
             return RUN if not verdict else Decision(skip=verdict)
     if memory is None:
-        return Decision(skip=f"{needs}, {device_fact(sel)} with unknown memory")
+        return Decision(skip=f"{needs}, {device_fact(choice)} with unknown memory")
     if memory < size:
-        where = "the plan's recorded device" if sel.plan else f"device {d.index}"
+        where = "the plan's recorded device" if choice.plan else f"device {d.index}"
         return Decision(skip=f"{needs}, {where} has {format_size(memory)}{how}")
     return RUN
 

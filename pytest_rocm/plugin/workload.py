@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from pytest_rocm.plugin import session as state
 from pytest_rocm.plugin.perf import BUDGETS
 from pytest_rocm.plugin.scale import get_scale
+from pytest_rocm.plugin.session import device_string, get_state
 from pytest_rocm.report.properties import INFO_PROPERTY, PERF_PROPERTY
 from pytest_rocm.workload.limits import DEFAULT_MAX_BYTES
 from pytest_rocm.workload.schema import WorkloadError, load_workload
@@ -35,7 +35,7 @@ NODE = "workload"
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "help", False):
         return
-    settings = state.get_state(config).settings
+    settings = get_state(config).settings
     if settings.workload is None:
         return
     try:
@@ -92,7 +92,7 @@ class WorkloadRow(pytest.Item):
         from pytest_rocm.parity.result import announce, failure_message
         from pytest_rocm.workload.replay import DeviceFailed, NotReplayable, replay
 
-        settings = state.get_state(self.config).settings
+        settings = get_state(self.config).settings
         document = self.config.stash[_DOCUMENT]
         info: dict[str, Any] = {
             "signature": signature_text(self.signature),
@@ -101,7 +101,7 @@ class WorkloadRow(pytest.Item):
             "captured_on": captured_text(document),
         }
         self.user_properties.append((INFO_PROPERTY, info))
-        device = torch.device(state.device_string(self.config))
+        device = torch.device(device_string(self.config))
         budget = BUDGETS[get_scale(self.config)] if settings.workload_perf else None
         limit = settings.workload_max_bytes or DEFAULT_MAX_BYTES
         try:

@@ -9,8 +9,8 @@ reason, its parity figure with the tolerance (legend above the rows), a grown er
 by outcome and suite (also from the URL: ``#outcome=failed,crashed&suite=operators``). What the
 page says is decided in ``table.grid``, as for the Markdown.
 
-Why this module is long: the page is self-contained, so its CSS, its script and its two SVG
-charts live here with the markup that uses them.
+Why this module is long: the page is self-contained, so its two SVG charts live here with the
+markup that uses them (its stylesheet and script are data files: ``data/table.css``, ``table.js``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
+from pytest_rocm._resources import load_text
 from pytest_rocm.parity.tolerances import LOW_PRECISION_DTYPES, short_dtype
 from pytest_rocm.report.escape import web_url
 from pytest_rocm.report.outcomes import GOOD, OUTCOMES, SUMMARY, Outcome
@@ -66,75 +67,9 @@ STATUS_COLOURS = {
 #: the charted dtypes (the low-precision ones) and their bars' colours
 DTYPE_COLOURS = dict(zip(LOW_PRECISION_DTYPES, ("#1f77b4", "#ff7f0e"), strict=True))
 
-CSS = """
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
-h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
-table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
-thead th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td.n.hot{background:#ffcdd2;color:#b71c1c;font-weight:700}
-td.cell{font-weight:600;min-width:80px;max-width:320px}td.cell small{display:block;font-weight:400}
-td.cell small.fig{font-family:monospace}
-td.cell .line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:300px;font-size:13px}
-td.cell details.why>summary{list-style:none;cursor:pointer}td.cell details.why>summary::-webkit-details-marker{display:none}
-td.cell details.why>summary::before{content:"\\25B8  "}td.cell details.why[open]>summary::before{content:"\\25BE  "}
-td.cell details.why[open]>summary{white-space:normal}
-td.cell pre.full{white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.3 monospace;font-weight:400;margin:4px 0;max-width:480px}
-td.cell small.grown,td.cell small.slower{color:#b71c1c;font-weight:700}td.missing{color:#999}td.status{font-weight:600;white-space:nowrap}
-#filters{display:flex;flex-wrap:wrap;gap:12px 20px;align-items:center;margin:12px 0;padding:8px;background:#fafafa;border:1px solid #e0e0e0}
-#filters label{white-space:nowrap}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:3px}
-.hidden{display:none}.note{color:#b71c1c}
-.banner{background:#fff3e0;border:2px solid #ef6c00;padding:8px 12px;margin:8px 0;font-weight:600}
-figure{margin:4px 0 8px}
-#glance{display:flex;flex-wrap:wrap;gap:0 32px;align-items:flex-start}#summary-block{flex:0 1 auto;max-width:700px}#speed{flex:1 1 420px;min-width:0}
-#speed-table td.speed-cell{position:relative;padding-bottom:7px}#speed-table .tp{white-space:nowrap}
-#speed-table .tp{font-weight:700;white-space:nowrap;font-variant-numeric:tabular-nums}#speed-table .noisy{color:#8d6e00}
-#speed-table .bar{position:absolute;left:0;bottom:1px;height:4px;background:#1f77b4}#speed-table .bar.noisy{background:#bdbdbd}
-#speed-table td.missing{color:#777}#speed-table .slower{color:#b71c1c;font-weight:700}.speed-what{margin:0 0 4px;color:#555}
-td.cell details.why{margin:0}
-details{margin:8px 0}summary{font-weight:600;cursor:pointer;font-size:15px}#legend{color:#444;max-width:1100px}
-"""
-
-SCRIPT = """
-(function(){
-  var boxes=document.querySelectorAll('input[name=outcome]'),suite=document.getElementById('suite-filter');
-  function bySuite(el){return !suite.value||el.dataset.suite===suite.value;}
-  function apply(){
-    var on={},every=true;boxes.forEach(function(b){on[b.value]=b.checked;every=every&&b.checked;});
-    var active=!every||!!suite.value,shown=0,total=0;
-    document.querySelectorAll('tr.row').forEach(function(tr){
-      var outs=tr.dataset.outcomes.split(' ').filter(Boolean);
-      var ok=bySuite(tr)&&outs.some(function(o){return on[o];});
-      tr.classList.toggle('hidden',!ok);
-      if(tr.closest('#all-rows')){total++;if(ok)shown++;}
-    });
-    // everything above the rows follows the filter: the summary and speed rows of other suites
-    // go, a section with no row left goes, and the charts (of every row) wait for no filter
-    document.querySelectorAll('#summary tr[data-suite], tr.speed-row').forEach(function(tr){
-      tr.classList.toggle('hidden',!bySuite(tr));});
-    var speed=document.getElementById('speed');
-    if(speed){speed.classList.toggle('hidden',!speed.querySelector('tr.speed-row:not(.hidden)'));}
-    document.querySelectorAll('section.rows-block').forEach(function(s){
-      s.classList.toggle('hidden',!s.querySelector('tr.row:not(.hidden)'));});
-    var charts=document.getElementById('charts-block');
-    if(charts){charts.classList.toggle('hidden',active);}
-    document.getElementById('charts-note').classList.toggle('hidden',!active||!charts);
-    document.querySelectorAll('#all-rows details').forEach(function(d){
-      var any=!!d.querySelector('tr.row:not(.hidden)');d.classList.toggle('hidden',!any);
-      if(active){d.open=any;}  // a filter opens what it found
-    });
-    document.getElementById('shown-count').textContent=shown+' of '+total+' rows shown';
-    return active;}
-  // a link can carry a filter: table.html#outcome=failed,crashed&suite=operators
-  var want={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
-    var i=kv.indexOf('=');if(i>0)want[kv.slice(0,i)]=decodeURIComponent(kv.slice(i+1));});
-  if(want.outcome){var keep=want.outcome.split(',');boxes.forEach(function(b){b.checked=keep.indexOf(b.value)>=0;});}
-  if(want.suite){suite.value=want.suite;}
-  boxes.forEach(function(b){b.addEventListener('change',apply);});
-  suite.addEventListener('change',apply);
-  // a filter link lands on its rows: the filter bar at the top of the screen, the rows under it
-  if(apply()){document.getElementById('filters').scrollIntoView();}
-})();
-"""
+#: the page's stylesheet and script (inline: the page is one self-contained file)
+CSS = load_text("table.css")
+SCRIPT = load_text("table.js")
 
 
 def _attr(text: Any) -> str:

@@ -17,7 +17,7 @@ plain ``pip install llama-cpp-python`` builds for the CPU only and HIP needs
   ``ggml-vulkan.dll``): what was actually built, which outranks what the build files could build.
 
 Pure: fed member paths and texts by ``vet.scan``; the result is the vet document's
-``build_backends``. Registers the row basis in ``vet.coverage.BUILD_BACKEND_BASIS``.
+``build_backends``. Registers the row basis in ``vet.gpu_fit.BUILD_BACKEND_BASIS``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_rocm.vet import coverage
+from pytest_rocm.vet import gpu_fit
 
 BACKENDS = ("HIP", "CUDA", "Vulkan", "Metal", "SYCL", "CPU")
 #: the CMake option names of each backend across llama.cpp's history
@@ -224,5 +224,5 @@ def _basis(doc: dict[str, Any]) -> str:
     return phrase(doc.get("build_backends") or {})
 
 
-if _basis not in coverage.BUILD_BACKEND_BASIS:
-    coverage.BUILD_BACKEND_BASIS.append(_basis)
+if _basis not in gpu_fit.BUILD_BACKEND_BASIS:
+    gpu_fit.BUILD_BACKEND_BASIS.append(_basis)

@@ -24,31 +24,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm import _import_probe
 from pytest_rocm._resources import PACKAGE_DIR, bundled_suites
 from pytest_rocm.env.seam import distribution_version
 from pytest_rocm.report.outcomes import Outcome, not_installed_reason
-from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB, SANDBOX, memory_bytes, run_contained
+from pytest_rocm.vet.contained import DEFAULT_MEMORY_GIB, SANDBOX, memory_bytes, run_contained
 
 if TYPE_CHECKING:
     from pytest_rocm.report.records import ResultRecord
-
-#: runs in the child: imports one module, prints a JSON line of facts about it
-_PROBE = r"""
-import importlib, json, sys
-name = sys.argv[1]
-mod = importlib.import_module(name)
-public = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n, None)))
-facts = {"module": name, "version": str(getattr(mod, "__version__", "") or "") or None,
-         "file": getattr(mod, "__file__", None),
-         "public_callables": len(public), "examples": public[:10]}
-torch = sys.modules.get("torch")
-if torch is not None and hasattr(torch, "version"):
-    facts["torch"] = torch.__version__
-    facts["hip"] = getattr(torch.version, "hip", None)
-    facts["cuda"] = getattr(torch.version, "cuda", None)
-print("\n@@vet@@" + json.dumps(facts))
-"""
-
 
 #: the probe's facts: key -> the JSON types it may have. The vetted code runs in the child and
 #: can print a line of its own, so these are the child's claim, never the record's facts
@@ -72,11 +55,11 @@ def child_claims(stdout: str) -> dict[str, Any] | None:
     """The probe's facts from the child's output (its last ``@@vet@@`` line): the known keys of
     the expected types, strings and lists cut short; None when no such line came (the child
     ended before the probe could print it)."""
-    lines = [ln for ln in stdout.splitlines() if ln.startswith("@@vet@@")]
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(_import_probe.MARK)]
     if not lines:
         return None
     try:
-        raw = json.loads(lines[-1][len("@@vet@@") :])
+        raw = json.loads(lines[-1][len(_import_probe.MARK) :])
     except ValueError:
         return None
     if not isinstance(raw, dict):
@@ -240,7 +223,7 @@ def import_check(
     with tempfile.TemporaryDirectory(prefix="vet-import-") as cwd:  # nothing local shadows it
         env = child_env(cwd, source)
         proc = run_contained(
-            [sys.executable, "-c", _PROBE, module],
+            [sys.executable, "-c", _import_probe.START, module],
             timeout=timeout,
             cwd=cwd,
             env=env,
@@ -380,7 +363,7 @@ def live_check(
 ) -> dict[str, Any]:
     """The ``live`` part of vet's JSON: what ran, and the records. With ``source`` (a folder
     target) the folder's code runs, whatever is installed under that name. ``sandbox``: in
-    bubblewrap (``vet/child``); the result names it (``sandbox``, None without one) and the
+    bubblewrap (``vet/contained``); the result names it (``sandbox``, None without one) and the
     variables the children did not get (``env_dropped``, names only); each child may allocate
     ``memory_gib`` (``memory_limit_gib``)."""
     contained = {

@@ -18,6 +18,7 @@ from typing import IO
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.elf import EM_AMDGPU, ElfError, ElfInfo, read_elf
 from pytest_rocm.vet.held import Held, Key
+from pytest_rocm.vet.member_text import MemberText, trim
 from pytest_rocm.vet.modules import ImportGraph
 from pytest_rocm.vet.purpose import optional_is_the_package
 from pytest_rocm.vet.reach import import_runs_on_import, on_import_path
@@ -44,7 +45,6 @@ from pytest_rocm.vet.rules import (
     safety_finding,
 )
 from pytest_rocm.vet.target import Member, Target
-from pytest_rocm.vet.textfile import TextFile, trim
 from pytest_rocm.vet.vendored import VendoredTrees
 from pytest_rocm.vet.weigh import USES, library_load, parses_nvidia_smi
 
@@ -160,7 +160,7 @@ class _Scanner:
             self.graph.read_python(member.path, text)
             if ships(member.path) and self.graph.module_of(member.path) is not None:  # as the graph keeps it
                 self.python.append(member.path)
-        tf: TextFile | None = None
+        tf: MemberText | None = None
         present: dict[str, bool] = {}  # literal -> in this text (rules share many: once each)
 
         def has(literal: str) -> bool:
@@ -181,10 +181,10 @@ class _Scanner:
             unless, only_if = rule.unless_regex, rule.only_if_regex
             if (unless is not None and unless.search(text)) or (only_if is not None and not only_if.search(text)):
                 continue
-            tf = tf or TextFile(member.path, member.kind, text)
+            tf = tf or MemberText(member.path, member.kind, text)
             self._matches(member, rule, matches, tf)
 
-    def _matches(self, member: Member, rule: Rule, matches: list[re.Match[str]], tf: TextFile) -> None:
+    def _matches(self, member: Member, rule: Rule, matches: list[re.Match[str]], tf: MemberText) -> None:
         last_line = -1
         for m in matches:
             if _own_name(m, self.own):

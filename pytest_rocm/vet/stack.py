@@ -24,8 +24,8 @@ from packaging.version import InvalidVersion, Version
 from pytest_rocm.vet import gfx
 from pytest_rocm.vet.artifacts import Artifacts, Pin, locate, locate_link
 from pytest_rocm.vet.artifacts import wheel_index as wheel_index  # the CLI and tests name it here
-from pytest_rocm.vet.coverage import basis, loaded_variant, torch_build, variant_coverage, variants
-from pytest_rocm.vet.coverage import coverage as coverage  # the tests name it here
+from pytest_rocm.vet.gpu_fit import basis, loaded_variant, torch_build, variant_gpu_fit, variants
+from pytest_rocm.vet.gpu_fit import gpu_fit as gpu_fit  # the tests name it here
 from pytest_rocm.vet.reqfile import parse_requirement, read_requirements_txt
 from pytest_rocm.vet.target import BadTarget
 
@@ -186,9 +186,9 @@ def _row(pin: Pin, wheels: Artifacts, vet_one: VetOne, gpus: list[str], rocm: st
     by_variant = variants(doc["gfx_targets"])
     based_on = basis(doc)
     if by_variant:
-        gpus_column = variant_coverage(by_variant, gpus, rocm)
+        gpus_column = variant_gpu_fit(by_variant, gpus, rocm)
     else:
-        gpus_column = coverage(targets, gpus) if targets else based_on
+        gpus_column = gpu_fit(targets, gpus) if targets else based_on
     build = torch_build(doc.get("name", ""), doc["version"])
     reason = doc["reason"] if build is None else f"{build}; {doc['reason']}"
     return {

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from pytest_rocm.parity import tolerances as tols
+from pytest_rocm.parity import tolerances
 from pytest_rocm.parity.metrics import Reference, compare_exact, compare_float
 from pytest_rocm.parity.result import Comparison, ParityResult
 
@@ -38,15 +38,15 @@ def computed_at(dtypes: list[torch.dtype]) -> torch.dtype | None:
     return max(floating, key=_eps) if floating else None
 
 
-def tolerance(dtype: torch.dtype, k: int) -> tols.Tolerance:
+def tolerance(dtype: torch.dtype, k: int) -> tolerances.Tolerance:
     """parity's default tolerance of the dtype; a dtype parity does not name (float8) gets the same
     rule from its own epsilon: rounding ``ROUNDING_EPS * eps`` plus float32 accumulation."""
     name = dtype_name(dtype)
-    if name in tols.DTYPE_NAMES:
-        return tols.default_tolerance(name, k)
+    if name in tolerances.DTYPE_NAMES:
+        return tolerances.default_tolerance(name, k)
     eps = _eps(dtype)
-    normwise = tols.ROUNDING_EPS * eps + math.sqrt(max(1, k)) * tols.EPS["float32"]
-    return tols.Tolerance(2 * eps, 1e-5, normwise)
+    normwise = tolerances.ROUNDING_EPS * eps + math.sqrt(max(1, k)) * tolerances.EPS["float32"]
+    return tolerances.Tolerance(2 * eps, 1e-5, normwise)
 
 
 def _reference_for(got: torch.Tensor, ref: torch.Tensor) -> Reference:

@@ -9,9 +9,9 @@ from packaging.specifiers import SpecifierSet
 
 from pytest_rocm.env.model import Environment
 from pytest_rocm.plugin import marks as markers
+from pytest_rocm.plugin.device_choice import choose_device
 from pytest_rocm.plugin.marks import MarkerError, parse_mark
 from pytest_rocm.plugin.options import Settings
-from pytest_rocm.plugin.selection import select
 from pytest_rocm.plugin.versions import parse_size, satisfies
 
 ENVS = Path(__file__).parents[1] / "data" / "envs"
@@ -25,10 +25,10 @@ DEFAULTS = Settings()
 
 
 def decide(env_name: str, name: str, *args, settings: Settings = DEFAULTS, installed=None, **kwargs):
-    sel = select(env(env_name), settings)
+    choice = choose_device(env(env_name), settings)
     parsed = parse_mark(name, args, kwargs)
     lookup = markers.library_lookup(None, installed or (lambda dist: None))
-    return markers.evaluate([parsed], sel, lookup)
+    return markers.evaluate([parsed], choice, lookup)
 
 
 # -- sizes ------------------------------------------------------------------------------------
@@ -232,11 +232,11 @@ def test_version_of_a_nightly_environment():
     nightly = env("rx7900xtx_rocm6")
     nightly.torch = "2.7.0.dev20250306+rocm6.3"
     nightly.rocm = "6.3"
-    sel = select(nightly, Settings())
+    choice = choose_device(nightly, Settings())
     lookup = markers.library_lookup(None, lambda d: None)
-    run = markers.evaluate([parse_mark("torch_version", (">=2.7",), {})], sel, lookup)
+    run = markers.evaluate([parse_mark("torch_version", (">=2.7",), {})], choice, lookup)
     assert run.skip is None
-    skip = markers.evaluate([parse_mark("torch_version", ("<2.7",), {})], sel, lookup)
+    skip = markers.evaluate([parse_mark("torch_version", ("<2.7",), {})], choice, lookup)
     assert skip.skip == "needs torch <2.7, this is 2.7.0.dev20250306+rocm6.3"
 
 
@@ -314,26 +314,26 @@ def test_requires_follows_a_recorded_environment():
 def test_requires_says_which_environment_answered() -> None:
     """Issue 20: with --rocm-env a recording's "not installed" read as this machine's."""
     lookup = markers.library_lookup({"bitsandbytes": None, "peft": "0.7.1"}, lambda dist: "0.50.2", "mi210.json")
-    sel = select(env("cpu_only"), Settings())
-    absent = markers.evaluate([parse_mark("rocm_requires", ("bitsandbytes>=0.45",), {})], sel, lookup).skip
+    choice = choose_device(env("cpu_only"), Settings())
+    absent = markers.evaluate([parse_mark("rocm_requires", ("bitsandbytes>=0.45",), {})], choice, lookup).skip
     assert absent == (
         "not installed: bitsandbytes (needs bitsandbytes>=0.45; "
         "in the recorded environment mi210.json (installed here: 0.50.2))"
     )
-    old = markers.evaluate([parse_mark("rocm_requires", ("peft>=0.10",), {})], sel, lookup).skip
+    old = markers.evaluate([parse_mark("rocm_requires", ("peft>=0.10",), {})], choice, lookup).skip
     assert old == "needs peft>=0.10, this is peft 0.7.1 in the recorded environment mi210.json (installed here: 0.50.2)"
-    here = markers.evaluate([parse_mark("rocm_requires", ("numpy>=99",), {})], sel, lookup).skip
+    here = markers.evaluate([parse_mark("rocm_requires", ("numpy>=99",), {})], choice, lookup).skip
     assert here == "needs numpy>=99, this is numpy 0.50.2"  # this machine answered: nothing added
 
 
 def test_first_skip_wins_and_xfail_kept():
-    sel = select(env("mi300x_8"), Settings())
+    choice = choose_device(env("mi300x_8"), Settings())
     lookup = markers.library_lookup(None, lambda d: None)
     parsed = [parse_mark("xfail_gfx", ("cdna3",), {}), parse_mark("min_vram", ("1TiB",), {})]
-    decision = markers.evaluate(parsed, sel, lookup)
+    decision = markers.evaluate(parsed, choice, lookup)
     assert decision.skip == "needs 1024.0 GiB of GPU memory, device 0 has 192.0 GiB"
     parsed = [parse_mark("xfail_gfx", ("cdna3",), {}), parse_mark("gpu", (), {})]
-    assert markers.evaluate(parsed, sel, lookup).xfail is not None
+    assert markers.evaluate(parsed, choice, lookup).xfail is not None
 
 
 def test_min_vram_on_an_apu_counts_what_it_can_allocate():
@@ -345,15 +345,15 @@ def test_min_vram_on_an_apu_counts_what_it_can_allocate():
     device.arch = device.gfx = device.hardware_gfx = "gfx1151"
     device.total_memory = gib // 2
     gpu.gfx, gpu.vram, gpu.gtt = "gfx1151", gib // 2, 64 * gib
-    sel = select(apu, Settings())
+    choice = choose_device(apu, Settings())
     lookup = markers.library_lookup(None, lambda d: None)
-    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], sel, lookup).skip is None
-    assert markers.evaluate([parse_mark("min_vram", ("100GiB",), {})], sel, lookup).skip == (
+    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], choice, lookup).skip is None
+    assert markers.evaluate([parse_mark("min_vram", ("100GiB",), {})], choice, lookup).skip == (
         "needs 100.0 GiB of GPU memory, device 0 has 64.0 GiB (an APU: its GTT pool of system memory)"
     )
     # the same numbers on a discrete card: its GTT is not device memory
     device.arch = device.gfx = device.hardware_gfx = gpu.gfx = "gfx1100"
-    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], select(apu, Settings()), lookup).skip == (
+    assert markers.evaluate([parse_mark("min_vram", ("16GiB",), {})], choose_device(apu, Settings()), lookup).skip == (
         "needs 16.0 GiB of GPU memory, device 0 has 512 MiB"
     )
 

@@ -25,13 +25,13 @@ def pytest_unconfigure(config):
 
 #: order.txt gets "child" when a child detection starts (tests write their names)
 CHILD_WITNESS = """
-from pytest_rocm.env import child
-_start = child.start
+from pytest_rocm.env import background
+_start = background.start
 def _witnessed():
     with open("order.txt", "a") as f:
         f.write("child\\n")
     return _start()
-child.start = _witnessed
+background.start = _witnessed
 """
 
 #: a machine where the files cannot tell (a GPU build with a GPU): only torch names the devices

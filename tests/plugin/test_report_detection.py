@@ -35,8 +35,8 @@ torchfiles.detect_without_torch = lambda seam=None: None
 SLOW_CHILD = (
     FILES_CANNOT_TELL
     + """
-from pytest_rocm.env import child
-child._BOOTSTRAP = "import time; time.sleep(3); " + child._BOOTSTRAP
+from pytest_rocm.env import background
+background._BOOTSTRAP = "import time; time.sleep(3); " + background._BOOTSTRAP
 """
 )
 
@@ -44,8 +44,8 @@ child._BOOTSTRAP = "import time; time.sleep(3); " + child._BOOTSTRAP
 FAILING_CHILD = (
     FILES_CANNOT_TELL
     + """
-from pytest_rocm.env import child
-child._BOOTSTRAP = "import sys; sys.stderr.write('no luck\\\\n'); sys.exit(5)  # {path!r}"
+from pytest_rocm.env import background
+background._BOOTSTRAP = "import sys; sys.stderr.write('no luck\\\\n'); sys.exit(5)  # {path!r}"
 """
 )
 
@@ -58,13 +58,13 @@ def here() -> dict:
 
 #: a conftest that writes "child" to order.txt when a child detection starts (tests write their names)
 CHILD_WITNESS = """
-from pytest_rocm.env import child
-_start = child.start
+from pytest_rocm.env import background
+_start = background.start
 def _witnessed():
     with open("order.txt", "a") as f:
         f.write("child\\n")
     return _start()
-child.start = _witnessed
+background.start = _witnessed
 """
 
 #: a test module that writes its tests' names to order.txt as they run

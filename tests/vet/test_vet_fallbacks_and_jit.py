@@ -100,7 +100,7 @@ def test_the_hip_side_of_a_jit_is_a_rocm_path(tmp_path: Path) -> None:
     target, result, verdict = vet(str(make_wheel(tmp_path / "jitboth-1.2.1-py3-none-any.whl", files)))
     assert verdict.klass == 3, verdict.reason
     assert "jit-rocm" in verdict.reason and "cuda-jit-import-path" in verdict.reason
-    from pytest_rocm.vet.coverage import basis
+    from pytest_rocm.vet.gpu_fit import basis
     from pytest_rocm.vet.render import document
 
     assert basis(document(target, result, verdict, None)).startswith("JIT at run time (hipcc")

@@ -13,8 +13,8 @@ from fake_packages import make_elf, make_sdist, make_wheel, wheel_metadata
 
 from pytest_rocm.cli import main
 from pytest_rocm.vet import vet
-from pytest_rocm.vet.coverage import basis
 from pytest_rocm.vet.ggml import GgmlEvidence, phrase, to_json
+from pytest_rocm.vet.gpu_fit import basis
 from pytest_rocm.vet.render import document
 
 DATA = Path(__file__).parent.parent / "data" / "vet" / "ggml"

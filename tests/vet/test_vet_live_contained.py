@@ -14,7 +14,7 @@ import pytest
 from fake_packages import write_tree
 
 from pytest_rocm.cli import main
-from pytest_rocm.vet.child import _offline_prefix, run_contained
+from pytest_rocm.vet.contained import _offline_prefix, run_contained
 from pytest_rocm.vet.live import import_check, live_check
 
 

@@ -16,7 +16,7 @@ import pytest
 from fake_packages import write_tree
 
 from pytest_rocm.cli import main
-from pytest_rocm.vet.child import DEFAULT_MEMORY_GIB, memory_bytes, run_contained
+from pytest_rocm.vet.contained import DEFAULT_MEMORY_GIB, memory_bytes, run_contained
 from pytest_rocm.vet.live import live_check
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA counts mappings on Linux")
@@ -46,7 +46,7 @@ def hog_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("sandbox", [True, False])
 def test_a_contained_command_cannot_allocate_past_its_limit(tmp_path: Path, sandbox: bool) -> None:
     if sandbox:
-        from pytest_rocm.vet.child import sandbox_problem
+        from pytest_rocm.vet.contained import sandbox_problem
 
         if sandbox_problem():
             pytest.skip(sandbox_problem() or "")

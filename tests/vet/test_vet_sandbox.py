@@ -20,10 +20,12 @@ import pytest
 from fake_packages import write_tree
 
 from pytest_rocm.cli import main
-from pytest_rocm.vet import child
+from pytest_rocm.vet import contained
 from pytest_rocm.vet.live import child_environment, import_check
 
-needs_bwrap = pytest.mark.skipif(child.sandbox_problem() is not None, reason=f"no sandbox: {child.sandbox_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    contained.sandbox_problem() is not None, reason=f"no sandbox: {contained.sandbox_problem()}"
+)
 
 
 def hostile(root: Path, body: str) -> Path:
@@ -218,7 +220,7 @@ def test_no_sandbox_refuses_without_unsafe_run(
     world: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = hostile(world["root"] / "evil", "out('ran', True)\n")
-    monkeypatch.setattr(child, "sandbox_problem", lambda: "bwrap is not installed (Debian: apt install bubblewrap)")
+    monkeypatch.setattr(contained, "sandbox_problem", lambda: "bwrap is not installed (Debian: apt install bubblewrap)")
     code, _, printed = vet_run(src, capsys)
     assert code == 2
     lines = [ln for ln in printed.splitlines() if ln.strip()]
@@ -237,7 +239,7 @@ def test_the_vetted_packages_escape_sequences_never_reach_the_terminal(
     world: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = hostile(world["root"] / "evil", "raise ImportError('\\x1b[2J\\x1b]0;PWNED\\x07 cleared your screen')\n")
-    extra = [] if child.sandbox_problem() is None else ["--unsafe-run"]
+    extra = [] if contained.sandbox_problem() is None else ["--unsafe-run"]
     assert main(["vet", str(src), "--run", "--timeout", "60", *extra]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out

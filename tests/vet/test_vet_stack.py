@@ -17,7 +17,7 @@ from packaging.specifiers import SpecifierSet
 from pytest_rocm.cli import main
 from pytest_rocm.vet import vet
 from pytest_rocm.vet.gfx import targets_in_bundles
-from pytest_rocm.vet.stack import Pin, coverage, read_pins
+from pytest_rocm.vet.stack import Pin, gpu_fit, read_pins
 from pytest_rocm.vet.target import BadTarget
 
 
@@ -129,12 +129,12 @@ def test_real_bitsandbytes_rocm_binary_names_its_gfx_targets() -> None:
     assert {"gfx90a", "gfx942", "gfx1100"} <= set(targets) and note == ""
 
 
-def test_coverage_of_this_machines_gpus() -> None:
-    assert coverage(["gfx1100", "gfx90a:xnack-"], ["gfx90a"]) == "covers gfx90a"
-    assert coverage(["gfx1100"], ["gfx942"]) == "does not cover gfx942"
-    assert coverage(["gfx11-generic"], ["gfx1151"]) == "covers gfx1151"  # generic members are data
-    assert coverage(["gfx1100"], []) == "no AMD GPU here"
-    assert coverage([], ["gfx1100"]) == "targets unknown"
+def test_gpu_fit_of_this_machines_gpus() -> None:
+    assert gpu_fit(["gfx1100", "gfx90a:xnack-"], ["gfx90a"]) == "covers gfx90a"
+    assert gpu_fit(["gfx1100"], ["gfx942"]) == "does not cover gfx942"
+    assert gpu_fit(["gfx11-generic"], ["gfx1151"]) == "covers gfx1151"  # generic members are data
+    assert gpu_fit(["gfx1100"], []) == "no AMD GPU here"
+    assert gpu_fit([], ["gfx1100"]) == "targets unknown"
 
 
 @pytest.fixture

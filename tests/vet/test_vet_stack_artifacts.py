@@ -135,7 +135,7 @@ def _variant_wheel(tmp_path: Path) -> Path:
     return make_wheel(tmp_path / "bnblike-0.50.0-py3-none-any.whl", files)
 
 
-def test_gfx_coverage_is_said_per_variant_and_for_the_variant_this_torch_loads(tmp_path: Path) -> None:
+def test_gpu_fit_is_said_per_variant_and_for_the_variant_this_torch_loads(tmp_path: Path) -> None:
     """bitsandbytes: 'covers gfx950' came from the union, though only the ROCm 7 library has it."""
     folder = tmp_path / "wheels"
     folder.mkdir()
@@ -155,15 +155,15 @@ def test_gfx_coverage_is_said_per_variant_and_for_the_variant_this_torch_loads(t
 
 
 def test_variant_names_and_this_torchs_rocm(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_rocm.vet import coverage as coverage_module
-    from pytest_rocm.vet.coverage import loaded_variant, torch_rocm, variant_of
+    from pytest_rocm.vet import gpu_fit
+    from pytest_rocm.vet.gpu_fit import loaded_variant, torch_rocm, variant_of
 
     assert variant_of("bnb/libbitsandbytes_rocm64.so") == "rocm64"
     assert variant_of("bnb/libbitsandbytes_cuda121.so") == "cuda121" and variant_of("pkg/_C.so") is None
     assert loaded_variant(["rocm64", "rocm70"], "7.0") == "rocm70" and loaded_variant(["rocm64"], "7.0") is None
-    monkeypatch.setattr(coverage_module.metadata, "version", lambda name: "2.5.0+rocm6.2")
+    monkeypatch.setattr(gpu_fit.metadata, "version", lambda name: "2.5.0+rocm6.2")
     assert torch_rocm() == "6.2"
-    monkeypatch.setattr(coverage_module.metadata, "version", lambda name: "2.13.0+cpu")
+    monkeypatch.setattr(gpu_fit.metadata, "version", lambda name: "2.13.0+cpu")
     assert torch_rocm() is None
 
 

@@ -5,8 +5,8 @@ uses), where nothing outside the child's own folder is writable, the user's home
 ``/run`` are hidden (an empty tmpfs: no file there, no unix socket such as ``$SSH_AUTH_SOCK``),
 and the network is a namespace of its own with only loopback.
 
-On Linux the command runs under a small supervisor that is a *child subreaper*
-(``PR_SET_CHILD_SUBREAPER``): every process the command forks, even one that starts its own
+On Linux the command runs under the package's supervisor (:mod:`pytest_rocm._supervisor`), a
+*child subreaper* (``PR_SET_CHILD_SUBREAPER``): every process the command forks, even one that starts its own
 session the way daemons do, is re-parented to the supervisor, which kills them all when the
 command ends or its time is up; in the sandbox the child also has its own process namespace,
 which ends with it. Without a sandbox (``--unsafe-run``) the child's process group is ended
@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pytest_rocm._supervisor import contained_ending, supervised, supervisor_folder
+
 #: the name of the sandbox a contained command runs in (the live record says it)
 SANDBOX = "bubblewrap"
 
@@ -39,65 +40,6 @@ SANDBOX = "bubblewrap"
 #: fail a healthy import; what a runaway import grows is its data.
 DEFAULT_MEMORY_GIB = 8.0
 
-#: the supervisor: argv = timeout, memory limit in bytes, command...; exit status: the command's
-#: (a signal re-raised on itself), or 124 after a timeout
-_SUPERVISOR = r"""
-import ctypes, os, resource, signal, subprocess, sys
-timeout, memory, command = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-except (OSError, AttributeError):
-    pass
-def limited():  # in the command's process only: the supervisor itself keeps the inherited limit
-    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-proc = subprocess.Popen(command, preexec_fn=limited)
-try:
-    code = proc.wait(timeout)
-except subprocess.TimeoutExpired:
-    code = None
-def descendants():
-    me, found, ppids = os.getpid(), set(), {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    ppids[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    todo = [me]
-    while todo:
-        parent = todo.pop()
-        for pid, ppid in ppids.items():
-            if ppid == parent and pid not in found:
-                found.add(pid)
-                todo.append(pid)
-    return found
-for _ in range(5):  # a forking process may start another while we kill: a few rounds
-    pids = descendants()
-    if not pids:
-        break
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                break
-        except ChildProcessError:
-            break
-if code is None:
-    sys.stderr.write("\n@@vet-timeout@@\n")
-    sys.exit(124)
-if code < 0:  # said in words too: bubblewrap turns a death by signal N into the status 128 + N
-    sys.stderr.write(f"\n@@vet-signal:{-code}@@\n")
-    sys.stderr.flush()
-    signal.signal(-code, signal.SIG_DFL)
-    os.kill(os.getpid(), -code)
-sys.exit(code)
-"""
-_SIGNALLED = re.compile(r"\n@@vet-signal:([0-9]+)@@\n\Z")
 _KEEP = 64 * 1024  # bytes of each output stream kept (the end, where errors and facts are)
 
 
@@ -234,9 +176,9 @@ def run_contained(
     :func:`sandbox_problem` first. ``memory``: the bytes the command may allocate (RLIMIT_DATA,
     set in its own process: an allocation past it fails there, MemoryError in Python)."""
     linux = sys.platform.startswith("linux") and os.path.isdir("/proc")
-    argv = [sys.executable, "-c", _SUPERVISOR, str(timeout), str(memory), *command] if linux else list(command)
+    argv = supervised(command, timeout=timeout, memory=memory) if linux else list(command)
     if sandbox:
-        argv = [*sandbox_argv(cwd, [*readable, *_python_folders()], offline), *argv]
+        argv = [*sandbox_argv(cwd, [*readable, *_python_folders(), supervisor_folder()], offline), *argv]
     elif offline:
         argv = [*_offline_prefix(), *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -260,9 +202,6 @@ def run_contained(
             _end_group(proc.pid)  # whatever is left in its session, supervisor included
             proc.wait()
         stderr = _tail(err)
-        if linux and code == 124 and stderr.endswith("@@vet-timeout@@\n"):
-            code, stderr = None, stderr.removesuffix("\n@@vet-timeout@@\n")
-        signalled = _SIGNALLED.search(stderr) if linux and code else None
-        if signalled:
-            code, stderr = -int(signalled.group(1)), stderr[: signalled.start()]
+        if linux and code is not None:
+            code, stderr = contained_ending(code, stderr)
         return Finished(code, _tail(out), stderr)

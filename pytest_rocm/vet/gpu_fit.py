@@ -1,4 +1,4 @@
-"""A stack row's gfx coverage, and what the row is based on.
+"""How a stack row's gfx targets fit this machine's GPUs (its "gpus" column), and what the row is based on.
 
 - **What it is based on** (:func:`basis`), said in every row so nobody reads "no AMD binary" where
   vet could not read one: "10 gfx targets read from 2 binaries", "JIT at run time (Triton)",
@@ -37,7 +37,7 @@ _BINDING_RULES = ("links-rocm-library", "loads-rocm-library", "rocm-variant-bina
 BUILD_BACKEND_BASIS: list[Callable[[dict[str, Any]], str]] = []
 
 
-def coverage(targets: Iterable[str], gpus: list[str]) -> str:
+def gpu_fit(targets: Iterable[str], gpus: list[str]) -> str:
     """How a package's gfx targets meet this machine's GPUs, in a few words."""
     built = {gfx.processor(t) for t in targets}
     if not built:
@@ -86,11 +86,11 @@ def loaded_variant(names: Iterable[str], rocm: str | None) -> str | None:
     return next((n for n in names if n in wanted), None)
 
 
-def variant_coverage(by_variant: dict[str, list[str]], gpus: list[str], rocm: str | None) -> str:
+def variant_gpu_fit(by_variant: dict[str, list[str]], gpus: list[str], rocm: str | None) -> str:
     """Which variant covers this machine's GPUs, and which one this torch loads."""
     words = []
     for gpu in gpus:
-        having = [v for v, targets in by_variant.items() if coverage(targets, [gpu]).startswith("covers")]
+        having = [v for v, targets in by_variant.items() if gpu_fit(targets, [gpu]).startswith("covers")]
         lacking = [v for v in by_variant if v not in having]
         if not having:
             words.append(f"no variant covers {gpu}")
@@ -104,7 +104,7 @@ def variant_coverage(by_variant: dict[str, list[str]], gpus: list[str], rocm: st
     elif loads is None:
         words.append(f"this torch (ROCm {rocm}) has no variant here")
     elif gpus:
-        words.append(f"this torch (ROCm {rocm}) loads {loads}: {coverage(by_variant[loads], gpus)}")
+        words.append(f"this torch (ROCm {rocm}) loads {loads}: {gpu_fit(by_variant[loads], gpus)}")
     else:
         words.append(f"this torch (ROCm {rocm}) loads {loads}")
     return "; ".join(words) if gpus else "no AMD GPU here; " + "; ".join(words)

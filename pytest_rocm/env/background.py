@@ -26,7 +26,7 @@ import sys
 import tempfile
 from typing import IO
 
-from pytest_rocm._lifetime import die_with_parent
+from pytest_rocm._supervisor import die_with_parent
 from pytest_rocm.env.model import Environment, EnvironmentFileError
 
 __all__ = ["TIMEOUT_S", "PendingDetection", "main", "start"]
@@ -36,7 +36,7 @@ TIMEOUT_S = 300.0
 
 #: what the child runs: the parent's import path first, then this module's main (argv: the parent's pid)
 _BOOTSTRAP = (
-    "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.child import main; sys.exit(main(int(sys.argv[1])))"
+    "import sys; sys.path[:0] = {path!r}; from pytest_rocm.env.background import main; sys.exit(main(int(sys.argv[1])))"
 )
 
 

@@ -1,4 +1,4 @@
-"""env.child: detection in a child process gives what in-process detection gives, and every way
+"""env.background: detection in a child process gives what in-process detection gives, and every way
 the child can fail ends in None with one line saying why (the caller then detects in-process)."""
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 from fake_machines import detect_in_a_fresh_process
 
-from pytest_rocm.env import child
+from pytest_rocm.env import background
 from pytest_rocm.env.model import Environment
 
 
 def _with_bootstrap(monkeypatch: pytest.MonkeyPatch, code: str) -> None:
     """The child runs ``code`` instead of the detection (the parent's side is what is tested)."""
-    monkeypatch.setattr(child, "_BOOTSTRAP", code.replace("{", "{{").replace("}", "}}") + "  # {path!r}")
+    monkeypatch.setattr(background, "_BOOTSTRAP", code.replace("{", "{{").replace("}", "}}") + "  # {path!r}")
 
 
 def test_the_child_detects_what_this_process_detects() -> None:
-    pending = child.start()
+    pending = background.start()
     here = detect_in_a_fresh_process()  # not in this process: what it detects depends on earlier tests
     found = pending.result()
     assert found is not None, pending.failure
@@ -35,7 +35,7 @@ def test_the_child_detects_what_this_process_detects() -> None:
 def test_the_child_sees_the_variables_set_before_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1,0")
     monkeypatch.setenv("HSA_OVERRIDE_GFX_VERSION", "11.0.0")
-    found = child.start().result()
+    found = background.start().result()
     assert found is not None
     assert found.variables["HIP_VISIBLE_DEVICES"] == "1,0"
     assert found.variables["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
@@ -45,7 +45,7 @@ def test_a_child_that_fails_says_its_status_and_last_error_line(monkeypatch: pyt
     _with_bootstrap(
         monkeypatch, "import sys; sys.stderr.write('warming up\\nImportError: libamdhip64.so.6\\n'); sys.exit(3)"
     )
-    pending = child.start()
+    pending = background.start()
     assert pending.result() is None
     assert pending.failure == "detection in a child process exited with status 3: ImportError: libamdhip64.so.6"
 
@@ -62,14 +62,14 @@ def test_a_child_that_prints_no_environment_gives_none(
     monkeypatch: pytest.MonkeyPatch, output: str, expected: str
 ) -> None:
     _with_bootstrap(monkeypatch, f"import sys; sys.stdout.write({output!r})")
-    pending = child.start()
+    pending = background.start()
     assert pending.result() is None
     assert expected in pending.failure and "\n" not in pending.failure
 
 
 def test_a_child_that_hangs_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     _with_bootstrap(monkeypatch, "import time; time.sleep(60)")
-    pending = child.start()
+    pending = background.start()
     started = time.monotonic()
     assert pending.result(timeout=0.5) is None
     assert time.monotonic() - started < 10
@@ -79,7 +79,7 @@ def test_a_child_that_hangs_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyP
 
 def test_cancel_stops_a_running_child(monkeypatch: pytest.MonkeyPatch) -> None:
     _with_bootstrap(monkeypatch, "import time; time.sleep(60)")
-    pending = child.start()
+    pending = background.start()
     assert not pending.done()
     pending.cancel()
     assert pending.done() and pending.process.returncode is not None
@@ -99,7 +99,7 @@ def test_what_detection_prints_goes_to_stderr_and_stdout_holds_the_json(
     monkeypatch.setattr(detect, "detect_environment", noisy)
     ignored: list[int] = []
     monkeypatch.setattr(signal, "signal", lambda sig, handler: ignored.append(sig))  # and its Ctrl-C
-    assert child.main() == 0
+    assert background.main() == 0
     sys.stdout.flush()
     out, err = capfd.readouterr()
     assert json.loads(out)["torch"] == "2.6.0+rocm6.2.4"
@@ -117,7 +117,7 @@ def _ignores_sigint(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")
 def test_a_ctrl_c_does_not_stop_the_child() -> None:
-    pending = child.start()
+    pending = background.start()
     # past its bootstrap, into main(), which ignores SIGINT before importing torch: waited for as
     # the event itself (the child's signal mask), not a guess at how long the bootstrap takes
     deadline = time.monotonic() + 120
@@ -137,14 +137,14 @@ def test_a_ctrl_c_does_not_stop_the_child() -> None:
 # there, past main()'s request to die with its parent), says the child's pid, and waits.
 HUNG_DETECTION_PARENT = """
 import sys, time
-from pytest_rocm.env import child
-child._BOOTSTRAP = child._BOOTSTRAP.replace(
-    "from pytest_rocm.env.child import main",
+from pytest_rocm.env import background
+background._BOOTSTRAP = background._BOOTSTRAP.replace(
+    "from pytest_rocm.env.background import main",
     "import pathlib, time, pytest_rocm.env.detect as d; "
     f"d.detect_environment = lambda: (pathlib.Path({sys.argv[1]!r}).touch(), time.sleep(600)); "
-    "from pytest_rocm.env.child import main",
+    "from pytest_rocm.env.background import main",
 )
-pending = child.start()
+pending = background.start()
 print(pending.process.pid, flush=True)
 time.sleep(600)
 """
@@ -190,6 +190,6 @@ def test_a_parent_killed_outright_takes_its_detection_with_it(tmp_path: Path) ->
 def test_die_with_parent_says_whether_the_parent_is_still_there() -> None:
     import subprocess
 
-    code = "import sys; from pytest_rocm._lifetime import die_with_parent; sys.exit(int(die_with_parent(int(sys.argv[1]))))"
+    code = "import sys; from pytest_rocm._supervisor import die_with_parent; sys.exit(int(die_with_parent(int(sys.argv[1]))))"
     assert subprocess.run([sys.executable, "-c", code, str(os.getpid())]).returncode == 1  # its parent: True
     assert subprocess.run([sys.executable, "-c", code, "-5"]).returncode == 0  # nobody's pid: gone, False

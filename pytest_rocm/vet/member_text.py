@@ -44,7 +44,7 @@ _DOCSTRING = re.compile(r"^[ \t]*[rRuU]?(\"\"\"|''')", re.MULTILINE)
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
 
-class TextFile:
+class MemberText:
     def __init__(self, path: str, kind: str, text: str) -> None:
         self.path, self.kind, self.text = path, kind, text
         self._newlines: list[int] | None = None

@@ -1,11 +1,12 @@
 """Choosing the device under test from an environment and the options (pure: no pytest, no torch),
-and the facts about that choice that skip reasons quote.
+and the facts about that choice that skip reasons quote. (A *device choice*, never a "selection":
+that word is the tests a run selected, ``report.selection``.)
 
-:func:`select` applies ``--rocm-device`` / ``--rocm-gfx`` to an :class:`~pytest_rocm.env.model.Environment`
-and returns a :class:`Selection`; options this environment cannot meet raise :class:`SelectionError`
-(the plugin turns it into a usage error). ``--rocm-gfx`` with no device here makes the selection a
+:func:`choose_device` applies ``--rocm-device`` / ``--rocm-gfx`` to an :class:`~pytest_rocm.env.model.Environment`
+and returns a :class:`DeviceChoice`; options this environment cannot meet raise :class:`DeviceChoiceError`
+(the plugin turns it into a usage error). ``--rocm-gfx`` with no device here makes the choice a
 *plan*: one pretend device of that architecture. :mod:`pytest_rocm.plugin.session` caches the
-session's selection; markers (:mod:`pytest_rocm.plugin.marks`) are decided from it.
+session's device choice; markers (:mod:`pytest_rocm.plugin.marks`) are decided from it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pytest_rocm.plugin.options import Settings
 
 
 @dataclass(frozen=True)
-class Selection:
+class DeviceChoice:
     """The device under test and the environment markers are decided from."""
 
     #: the environment decisions use (a plan adds the pretend device to the real one)
@@ -41,7 +42,7 @@ class Selection:
     plan_recorded: bool = False
 
 
-class SelectionError(ValueError):
+class DeviceChoiceError(ValueError):
     """Options that this environment cannot satisfy; the message is the whole usage error."""
 
 
@@ -71,21 +72,21 @@ def no_device_reason(env: Environment) -> str:
     return f"torch {env.torch} sees no GPU{access}{seen}"
 
 
-def select(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> Selection:
-    """Apply --rocm-device / --rocm-gfx to an environment. Raises SelectionError.
+def choose_device(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> DeviceChoice:
+    """Apply --rocm-device / --rocm-gfx to an environment. Raises DeviceChoiceError.
 
     ``here``: for a recorded environment (``--rocm-env``), the architectures this machine's kernel
     shows (``plan.architectures_here``); None when the environment was detected here. With
     ``--rocm-gfx``, a recorded device of that architecture that is not here makes the run a plan
     *with a recording*: its markers are decided on the recorded devices (their memory and count,
     the recording's torch and ROCm), and no test runs on hardware that is not there."""
-    sel = _select(env, settings, here)
-    if settings.plan_source and not sel.plan:
-        raise SelectionError(
+    choice = _choose(env, settings, here)
+    if settings.plan_source and not choice.plan:
+        raise DeviceChoiceError(
             f"{settings.plan_source}: only a plan takes versions (--rocm-gfx with no device here); "
             "this run decides from the device and torch it has"
         )
-    return sel
+    return choice
 
 
 def _here(device: Device, here: frozenset[str]) -> bool:
@@ -93,10 +94,10 @@ def _here(device: Device, here: frozenset[str]) -> bool:
     return (plan.NVIDIA_HERE in here) if arch.is_nvidia(device.gfx) else device.gfx in here
 
 
-def _select(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> Selection:
+def _choose(env: Environment, settings: Settings, here: frozenset[str] | None = None) -> DeviceChoice:
     devices = tuple(env.devices)
     if settings.forced_cpu:
-        return Selection(
+        return DeviceChoice(
             env,
             None,
             (),
@@ -107,27 +108,27 @@ def _select(env: Environment, settings: Settings, here: frozenset[str] | None = 
         chosen = next((d for d in devices if d.index == settings.device), None)
         if chosen is None:
             found = ", ".join(describe_device(d) for d in devices) or f"none ({no_device_reason(env)})"
-            raise SelectionError(f"{settings.device_source}=cuda:{settings.device}: no such device; found {found}")
+            raise DeviceChoiceError(f"{settings.device_source}=cuda:{settings.device}: no such device; found {found}")
         if settings.gfx and not any(arch.matches(p, chosen.arch) for p in settings.gfx):
-            raise SelectionError(
+            raise DeviceChoiceError(
                 f"{settings.device_source}=cuda:{settings.device} is {chosen.gfx}, which "
                 f"{settings.gfx_source}={','.join(settings.gfx)} excludes"
             )
-        return Selection(env, chosen, devices)
+        return DeviceChoice(env, chosen, devices)
     if settings.gfx:
         wanted = ",".join(settings.gfx)
         matching = tuple(d for d in devices if any(arch.matches(p, d.arch) for p in settings.gfx))
         if matching and here is not None and not _here(matching[0], here):
             return _plan(env, settings, matching)  # a recording of a machine that is not this one
         if matching:
-            return Selection(env, matching[0], matching, gfx_filter=wanted)
+            return DeviceChoice(env, matching[0], matching, gfx_filter=wanted)
         if devices:
             found = ", ".join(describe_device(d) for d in devices)
-            raise SelectionError(f"{settings.gfx_source}={wanted}: no device matches; found {found}")
+            raise DeviceChoiceError(f"{settings.gfx_source}={wanted}: no device matches; found {found}")
         return _plan(env, settings)
     if devices:
-        return Selection(env, devices[0], devices)
-    return Selection(env, None, (), no_device=no_device_reason(env))
+        return DeviceChoice(env, devices[0], devices)
+    return DeviceChoice(env, None, (), no_device=no_device_reason(env))
 
 
 def _plan_gfx(pattern: str) -> tuple[str | None, list[str]]:
@@ -151,8 +152,8 @@ def _cuda_plan_problem(settings: Settings, base: str) -> str | None:
     )
 
 
-def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = ()) -> Selection:
-    """The plan's selection: one pretend device of the architecture, or, with a recording of a
+def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = ()) -> DeviceChoice:
+    """The plan's device choice: one pretend device of the architecture, or, with a recording of a
     machine that has it, that machine's devices of it (memory, count, name) and its versions."""
     if recorded:
         base = recorded[0].gfx
@@ -163,7 +164,7 @@ def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = (
             torch=settings.plan_torch or env.torch,
         )
         gap = plan.wheel_gap(settings.plan_combo, base) if settings.plan_combo else ""
-        return Selection(
+        return DeviceChoice(
             plan_env,
             recorded[0],
             recorded,
@@ -178,7 +179,7 @@ def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = (
         known = ", ".join(found) or (
             "no single one (name one: sm_90)" if pattern.startswith("sm_") else "nothing known"
         )
-        raise SelectionError(
+        raise DeviceChoiceError(
             f"{settings.gfx_source}={','.join(settings.gfx)}: no device here, so this run is a plan, "
             f"and a plan needs one architecture: {pattern} could be {known}"
         )
@@ -186,7 +187,7 @@ def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = (
     if arch.is_nvidia(base):
         problem = _cuda_plan_problem(settings, base)
         if problem:
-            raise SelectionError(problem)
+            raise DeviceChoiceError(problem)
     device = Device(
         index=0,
         name=f"plan for {base}",
@@ -207,7 +208,7 @@ def _plan(env: Environment, settings: Settings, recorded: tuple[Device, ...] = (
         torch=settings.plan_torch or env.torch,
     )
     gap = plan.wheel_gap(settings.plan_combo, base) if settings.plan_combo else ""
-    return Selection(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx), plan_wheel_gap=gap)
+    return DeviceChoice(plan_env, device, (device,), plan=base, gfx_filter=",".join(settings.gfx), plan_wheel_gap=gap)
 
 
 # -- facts that skip reasons quote ------------------------------------------------------------------
@@ -217,29 +218,29 @@ def describe_pattern(pattern: str) -> str:
     return arch.describe(pattern) if arch.is_gfx(base) else pattern
 
 
-def matches_any(patterns: tuple[str, ...], sel: Selection) -> bool:
+def matches_any(patterns: tuple[str, ...], choice: DeviceChoice) -> bool:
     """Whether the device under test matches one of the architecture patterns (no device: no)."""
-    return sel.device is not None and any(arch.matches(p, sel.device.arch) for p in patterns)
+    return choice.device is not None and any(arch.matches(p, choice.device.arch) for p in patterns)
 
 
-def device_fact(sel: Selection) -> str:
+def device_fact(choice: DeviceChoice) -> str:
     """``device 0 is gfx1100 (rdna3)``, with the silicon when an override hides it; call only
     with a device under test."""
-    d = sel.device
+    d = choice.device
     assert d is not None
-    if sel.plan:
+    if choice.plan:
         return f"the plan is for {arch.describe(d.gfx)}"
     fact = f"device {d.index} is {arch.describe(d.gfx)}"
     if d.hardware_gfx and d.hardware_gfx != d.gfx:
-        override = sel.env.variables.get("HSA_OVERRIDE_GFX_VERSION")
+        override = choice.env.variables.get("HSA_OVERRIDE_GFX_VERSION")
         how = f" through HSA_OVERRIDE_GFX_VERSION={override}" if override else ""
         fact += f" (silicon {d.hardware_gfx}{how})"
     return fact
 
 
-def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
+def runtime_version(choice: DeviceChoice, what: str) -> tuple[str | None, str]:
     """(version, why it is missing) of ``"rocm"`` or ``"torch"`` in the decision environment."""
-    env = sel.env
+    env = choice.env
     if what == "torch":
         if env.torch is None:
             return None, "torch is not installed"
@@ -248,23 +249,23 @@ def runtime_version(sel: Selection, what: str) -> tuple[str | None, str]:
         return env.rocm, ""
     if env.torch is None:
         return None, "torch is not installed"
-    if sel.plan and env.backend == "cuda":
-        return None, f"the plan for {sel.plan} is a CUDA plan, which has no ROCm runtime"
-    if sel.plan:
+    if choice.plan and env.backend == "cuda":
+        return None, f"the plan for {choice.plan} is a CUDA plan, which has no ROCm runtime"
+    if choice.plan:
         return None, (
-            f"the plan for {sel.plan} knows no ROCm version "
+            f"the plan for {choice.plan} knows no ROCm version "
             "(give it one: --rocm-plan-rocm=6.2 or --rocm-plan-combo=NAME, or use --rocm-env)"
         )
     return None, f"torch {env.torch} has no ROCm runtime (backend {env.backend})"
 
 
-def require_gpu_problem(sel: Selection, settings: Settings) -> str | None:
-    """The usage error --rocm-require-gpu raises for this selection, or None."""
-    if sel.plan:
+def require_gpu_problem(choice: DeviceChoice, settings: Settings) -> str | None:
+    """The usage error --rocm-require-gpu raises for this device choice, or None."""
+    if choice.plan:
         return (
             f"{settings.require_gpu_source}: no GPU here; {settings.gfx_source}="
-            f"{','.join(settings.gfx)} only plans for {sel.plan}"
+            f"{','.join(settings.gfx)} only plans for {choice.plan}"
         )
-    if sel.device is None:
-        return f"{settings.require_gpu_source}: no GPU to test on: {sel.no_device}"
+    if choice.device is None:
+        return f"{settings.require_gpu_source}: no GPU to test on: {choice.no_device}"
     return None
