@@ -59,6 +59,13 @@ class Row:
     def id(self) -> str:
         return f"{self.name}-{self.variant}-{self.dtype}-{self.sample}"
 
+    def origin(self, passed: Sequence[int]) -> Any:
+        """The block in which this row's parity call names its sample (``passed``: the indices of the
+        tensors it passes among the sample's leaves), so that a failure's reproducer rebuilds it."""
+        from pytest_rocm.suite_support import reproducer_sample
+
+        return reproducer_sample(self.kind, self.name, self.variant, self.dtype, self.sample, torch.__version__, passed)
+
     def info(self) -> dict[str, Any]:
         """What the row records (``record_property(INFO_PROPERTY, ...)``): the coverage map reads it."""
         info: dict[str, Any] = {"op": self.name, "dims": dict(self.dims), "corpus": self.kind}
