@@ -17,19 +17,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 _ORIGIN: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("pytest_rocm_origin", default=None)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
+#: an entry's name or variant (``nn.functional.interpolate``, ``nearest-exact``)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
 _SAMPLE = re.compile(r"[sr][0-9]{1,6}")
 
 
-@contextlib.contextmanager
 def reproducer_sample(
     db: str, name: str, variant: str, dtype: str, sample: str, torch_version: str, passed: Sequence[int]
-) -> Iterator[None]:
+) -> contextlib.AbstractContextManager[None]:
     """Parity calls in the block come from sample ``sample`` (``s3``: ``sample_inputs``' 4th,
     ``r3``: ``reference_inputs``') of the ``db`` (``opinfo`` / ``moduleinfo``) entry ``name``
     and ``variant`` (a module row's: ``train``/``eval``) in ``dtype``, made by ``torch_version``;
     ``passed``: the indices, among the sample's flattened leaves, of the tensors the call passes.
-    ValueError (one line) for a field that is not one."""
+    ValueError (one line), when called, for a field that is not one."""
     if db not in ("opinfo", "moduleinfo"):
         raise ValueError(f"reproducer_sample: db {db!r} is not opinfo or moduleinfo")
     for key, text, pattern in (("name", name, _WORD), ("variant", variant, _WORD), ("sample", sample, _SAMPLE)):
@@ -37,6 +37,11 @@ def reproducer_sample(
             raise ValueError(f"reproducer_sample: {key} {text!r:.60} is not one of a corpus row")
     origin: dict[str, Any] = {"db": db, "name": name, "variant": variant, "dtype": dtype, "sample": sample}
     origin |= {"torch": str(torch_version), "passed": [int(i) for i in passed]}
+    return _named(origin)
+
+
+@contextlib.contextmanager
+def _named(origin: dict[str, Any]) -> Iterator[None]:
     token = _ORIGIN.set(origin)
     try:
         yield

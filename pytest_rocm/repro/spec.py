@@ -46,7 +46,7 @@ _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _FLOAT_WORDS = ("inf", "-inf", "nan")
 #: a corpus row's sample (``parity.origin``): the database, the entry's name and variant, the sample id
 CORPUS_DBS = ("opinfo", "moduleinfo")
-_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
 _SAMPLE = re.compile(r"[sr][0-9]{1,6}")
 _VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,60}")
 #: the model criterion's parts of a tolerance record, beside rtol/atol/normwise

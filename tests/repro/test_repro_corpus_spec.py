@@ -85,7 +85,9 @@ def test_reproducer_sample_names_the_sample_for_the_block_only() -> None:
                              "sample": "s1", "torch": torch.__version__, "passed": [0]}  # fmt: skip
     assert current() is None
     with pytest.raises(ValueError, match=r"^reproducer_sample: sample 'one' is not one of a corpus row$"):
-        reproducer_sample("opinfo", "exp", "default", "float16", "one", "2", ()).__enter__()
+        reproducer_sample("opinfo", "exp", "default", "float16", "one", "2", ())
+    with reproducer_sample("opinfo", "nn.functional.interpolate", "nearest-exact", "float16", "s0", "2", ()):
+        assert read_spec({**corpus_spec(), "corpus": current()})["corpus"]["variant"] == "nearest-exact"
 
 
 def test_a_model_mode_call_records_its_yardsticks_parts_and_its_script_reproduces(tmp_path: Path) -> None:
