@@ -7,7 +7,8 @@ OpInfo and a ModuleInfo corpus row and ``--rocm-workload`` replay rows (captured
 bugs). ``rocm-compat repro`` writes a script per failed row; each one loads no ``pytest_rocm``
 module (``sys.modules`` after it ran), exits 1 with the bugs entered in its own process and 0
 without them; its default device (cuda, absent here) is one line and exit 2. The HTML table's
-failed cells and ``rocm-compat diff`` name the command that writes each reproducer.
+failed cells and ``rocm-compat diff`` name the command that writes each reproducer. The workload
+rows once more on their own, in a pytester run.
 """
 
 from __future__ import annotations
@@ -299,3 +300,25 @@ def _html(text: str) -> str:
     import html
 
     return html.escape(text, quote=True)
+
+
+def test_a_workload_rows_script_through_a_pytester_run(pytester: pytest.Pytester) -> None:
+    # the --rocm-workload rows alone, in pytester's own run: capture, replay under the bugs with
+    # --rocm-report, rocm-compat repro, and each script: 1 under the bugs, 0 without
+    pytester.makepyfile(device_bugs=PLUGIN)
+    capture_workload(pytester.path / "ops.json")
+    report = pytester.path / "report.json"
+    result = pytester.runpytest_subprocess(
+        f"--rocm-workload={pytester.path / 'ops.json'}", "--rocm-device=cpu", f"--rocm-report={report}",
+        "-p", "device_bugs", "-p", "no:randomly",
+    )  # fmt: skip
+    result.assert_outcomes(failed=2, passed=result.parseoutcomes().get("passed", 0))
+    out = pytester.path / "repro"
+    assert main(["repro", str(report), "-o", str(out), "--device", "cpu"]) == 0
+    scripts = sorted(out.glob("repro_*.py"))
+    ops = ("aten.exp.default", "aten.add.Tensor")
+    assert [[op for op in ops if f"torch.ops.{op}" in s.read_text()] for s in scripts] in ([[o] for o in ops],
+                                                                                            [[o] for o in ops[::-1]])  # fmt: skip
+    for script in scripts:
+        assert run_script(script, bugs=True)[::2] == (1, []), script.read_text()[-2000:]
+        assert run_script(script, bugs=False)[::2] == (0, [])
