@@ -12,7 +12,9 @@ llama.cpp row's install line. A test holds the suites to that (tests/layout/test
 - operators/test_perf.py: ``kernel_names(fn)`` (torch: the kernels a call ran, from the profiler)
   and ``sdpa_backend_from_names(names)`` (the SDPA backend those names show);
 - libraries/test_llama_cpp.py: ``llama_cpp_install_line(backend, gfx)`` (the pip line that builds
-  llama-cpp-python for a ``rocm``/``cuda``/``cpu`` machine, docs/inference.md).
+  llama-cpp-python for a ``rocm``/``cuda``/``cpu`` machine, docs/inference.md);
+- corpus/: ``reproducer_sample(db, name, variant, dtype, sample, torch_version, passed)`` (a block
+  whose parity calls come from that OpInfo/ModuleInfo sample: a failure's reproducer rebuilds it).
 
 Each name is loaded from its module on first use (PEP 562), as the root does, so importing this
 module imports neither torch nor pytest: a suite that needs only the catalogue, or a machine
@@ -28,6 +30,7 @@ from pytest_rocm._lazy import lazy_attributes
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
     from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
     from pytest_rocm.doctor.facts import sdpa_not_offered_hint
+    from pytest_rocm.parity.origin import reproducer_sample
     from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
     from pytest_rocm.setup.llama import install_line as llama_cpp_install_line
 
@@ -39,6 +42,7 @@ _LAZY: dict[str, str] = {
     "kernel_names": "pytest_rocm.perf.backend",
     "sdpa_backend_from_names": "pytest_rocm.perf.backend",
     "llama_cpp_install_line": "pytest_rocm.setup.llama:install_line",
+    "reproducer_sample": "pytest_rocm.parity.origin",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
@@ -46,6 +50,7 @@ __all__ = [  # written out for the linters; a test holds it to _LAZY
     "boundary_row_id",
     "kernel_names",
     "llama_cpp_install_line",
+    "reproducer_sample",
     "sdpa_backend_from_names",
     "sdpa_not_offered_hint",
 ]

@@ -165,13 +165,19 @@ def _as_program(
     return {"op": ops[-1], "args": [], "kwargs": {}, "program": program}
 
 
-def _tolerances(result: ParityResult, dtypes: list[str]) -> dict[str, dict[str, Any]]:
+def _tolerances(
+    result: ParityResult, dtypes: list[str], accumulation: Mapping[str, float]
+) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for c in result.comparisons:
         if c.dtype in dtypes and c.dtype not in found and c.rtol is not None and c.kind in (*NUMBER_KINDS, None):
             found[c.dtype] = {"rtol": c.rtol, "atol": c.atol, "normwise": c.normwise_tol}
             if c.cpu_factor is not None:
                 found[c.dtype]["cpu_factor"] = c.cpu_factor
+            if c.mode == "model" and c.cpu_normwise_factor is not None:
+                # its normwise_tol is this output's bound: the parts the script recomputes it from
+                found[c.dtype] |= {"normwise": 0.0, "normwise_factor": c.cpu_normwise_factor}
+                found[c.dtype]["accumulation"] = accumulation.get(c.dtype, 0.0)
     return found
 
 
@@ -184,17 +190,44 @@ def call_spec(
     unsupported: str = "",
     grad: bool = False,
     seed: int = 0,
+    accumulation: Mapping[str, float] | None = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``repro`` spec of a failed call (see the module's docstring); ``unsupported``: why the
-    call's options put it out of a standalone script's reach (model mode, ...), or "". A callable
-    torch cannot name is recorded as the aten ops it runs (``parity.program``) where it can be."""
+    call's options put it out of a standalone script's reach (a module, ...), or "". A callable
+    torch cannot name is recorded as the aten ops it runs (``parity.program``) where it can be.
+    ``accumulation``: the model criterion's slack per dtype; ``origin``: the corpus sample the
+    inputs are (``parity.origin``), which the script rebuilds from torch's own database."""
     dtypes = sorted({c.dtype for c in result.failures if c.kind in NUMBER_KINDS}, key=result.dtypes.index)
-    spec = build_spec(
-        fn, args, kwargs, result.mode, dtypes, lambda: _tolerances(result, dtypes), unsupported, traced=result.device
-    )
-    if spec.get("op"):
+
+    def tolerances() -> dict[str, dict[str, Any]]:
+        return _tolerances(result, dtypes, accumulation or {})
+
+    spec = build_spec(fn, args, kwargs, result.mode, dtypes, tolerances, unsupported, traced=result.device)
+    if origin is not None and dtypes and not spec.get("op"):
+        spec = _corpus_only(args, result.mode, dtypes, tolerances, str(spec.get("why", "")))
+    if spec.get("op") or "corpus_why" in spec:
         spec |= {"grad": grad, "seed": seed}
+        if origin is not None:
+            spec["corpus"] = dict(origin)
     return spec
+
+
+def _corpus_only(
+    args: Any, mode: str, dtypes: list[str], tolerances: Callable[[], dict[str, dict[str, Any]]], why: str
+) -> dict[str, Any]:
+    """A corpus row's spec where its call is not recorded as ops (a module, a tensor it holds): the
+    passed inputs' layout (and values, when small: the script checks the rebuilt sample by them),
+    and ``corpus_why``: why the script cannot fall back to recorded ops in another torch."""
+    spec: dict[str, Any] = {"version": SPEC_VERSION, "mode": mode, "dtypes": dtypes}
+    try:
+        recorder = _Recorder()
+        for i, t in enumerate(args):
+            recorder.value(t, f"argument {i}")
+    except NotRecordable as exc:
+        return spec | {"op": None, "why": str(exc)}
+    return spec | {"op": None, "args": [], "kwargs": {}, "tensors": recorder.tensors, "tolerances": tolerances(),
+                   "corpus_why": why[:300]}  # fmt: skip
 
 
 def build_spec(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import torch
 
 from pytest_rocm.env.model import device_backend
-from pytest_rocm.parity import tolerances
+from pytest_rocm.parity import origin, tolerances
 from pytest_rocm.parity.callspec import call_spec
 from pytest_rocm.parity.metrics import Judge, Reference, compare_exact, compare_float, wrap_periodic, yardsticks
 from pytest_rocm.parity.options import ParityOptions
@@ -185,8 +185,9 @@ def assert_parity(
         # built when the report asks (it may run fn once more to trace it): a run without a report
         # neither pays for it nor calls the user's function again
         result.repro_of = functools.partial(
-            call_spec, fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed
-        )
+            call_spec, fn, spec.args, spec.kwargs, result, unsupported=_out_of_script(opts), grad=grad, seed=opts.seed,
+            accumulation={d: tolerances.accumulation_slack(d, k) for d in dtype_names}, origin=origin.current(),
+        )  # fmt: skip
         raise ParityError(failure_message(result), result.kind or "mismatch", result)
     if result.unsupported:
         backend = device_backend(dev, torch)
@@ -203,8 +204,6 @@ def assert_parity(
 
 def _out_of_script(opts: ParityOptions) -> str:
     """Why a standalone script (``rocm-compat repro``) cannot judge this call like assert_parity, or ""."""
-    if opts.mode == "model":
-        return "mode model: its yardstick rounds every op to the dtype, which needs pytest_rocm"
     if tolerances.canonical_dtype(opts.reference_dtype) != "float64":
         return f"reference_dtype={opts.reference_dtype}: the script's reference is float64"
     for field, why in (

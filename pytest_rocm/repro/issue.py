@@ -78,6 +78,12 @@ def issue_text(report: Mapping[str, Any], built: Plan, keep_paths: bool = False,
     parts += ["```", ""]
     for script in built.scripts:
         parts += [f"## `{_clean(script.op, True)}`", "", f"Found by `{_clean(script.nodeid, keep_paths)}`.", ""]
+        if script.op.startswith(("OpInfo ", "ModuleInfo ")):  # a corpus row: named by its sample
+            parts += [
+                "The sample is PyTorch's own: the script rebuilds it from `torch.testing._internal` of that"
+                " torch (which needs `expecttest`), seeded as the corpus made it.",
+                "",
+            ]
         parts += [f"- {_clean(dtype, True)}: {_clean(text, keep_paths, 400)}" for dtype, text in script.figures.items()]
         parts += [
             "",

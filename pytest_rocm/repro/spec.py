@@ -32,7 +32,7 @@ TENSOR_DTYPES = (
 )
 _ITEMSIZE = {"complex128": 16, "float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4, "complex32": 4}
 _ITEMSIZE |= {"float16": 2, "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
-MODES = ("absolute", "cpu-relative")
+MODES = ("absolute", "cpu-relative", "model")
 MAX_TENSORS, MAX_DIMS, MAX_STRING, MAX_DEPTH = 32, 12, 200, 8
 #: elements of one rebuilt storage: a stand-in for unrecorded values is allocated at this size at most
 MAX_ELEMENTS = 1 << 28
@@ -44,6 +44,13 @@ STEP_OP = re.compile(r"torch\.ops(\.[A-Za-z_][A-Za-z0-9_]*){3}")
 MAX_STEPS = 64
 _KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _FLOAT_WORDS = ("inf", "-inf", "nan")
+#: a corpus row's sample (``parity.origin``): the database, the entry's name and variant, the sample id
+CORPUS_DBS = ("opinfo", "moduleinfo")
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
+_SAMPLE = re.compile(r"[sr][0-9]{1,6}")
+_VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,60}")
+#: the model criterion's parts of a tolerance record, beside rtol/atol/normwise
+_MODEL_KEYS = ("normwise_factor", "accumulation")
 
 
 class SpecError(ValueError):
@@ -155,11 +162,12 @@ def read_spec(spec: Any) -> dict[str, Any]:
         raise SpecError("repro: not an object")
     if spec.get("version") != SPEC_VERSION:
         raise SpecError(f"repro.version: {spec.get('version')!r:.20} is not {SPEC_VERSION}")
-    if spec.get("op") is None:
+    corpus = _corpus(spec["corpus"]) if "corpus" in spec else None
+    if spec.get("op") is None and corpus is None:
         why = spec.get("why")
         raise SpecError(why[:300] if isinstance(why, str) and why else "repro.op: not recorded")
-    op = spec["op"]
-    if not isinstance(op, str) or not OP_NAME.fullmatch(op):
+    op = spec.get("op")
+    if (op is not None or corpus is None) and (not isinstance(op, str) or not OP_NAME.fullmatch(op)):
         raise SpecError(f"repro.op: {op!r:.80} is not a torch name")
     mode = _choice(spec.get("mode"), MODES, "repro.mode")
     dtypes = spec.get("dtypes")
@@ -192,6 +200,9 @@ def read_spec(spec: Any) -> dict[str, Any]:
         }
         if tol.get("cpu_factor") is not None:
             tols[dtype]["cpu_factor"] = _number(tol["cpu_factor"], f"repro.tolerances.{dtype}.cpu_factor")
+        if mode == "model" and dtype != "float64":  # float64's has no yardstick: judged as absolute
+            for key in ("cpu_factor", *_MODEL_KEYS):
+                tols[dtype][key] = _number(tol.get(key), f"repro.tolerances.{dtype}.{key}")
     grad, seed = spec.get("grad", False), spec.get("seed", 0)
     if type(grad) is not bool:
         raise SpecError(f"repro.grad: {grad!r:.20} is not true or false")
@@ -201,7 +212,9 @@ def read_spec(spec: Any) -> dict[str, Any]:
     if type(keep_overflow) is not bool:
         raise SpecError(f"repro.keep_overflow: {keep_overflow!r:.20} is not true or false")
     return {
+        "version": SPEC_VERSION,
         **({"program": program} if program is not None else {}),
+        **({"corpus": corpus} if corpus is not None else {}),
         "grad": grad,
         "seed": seed,
         "keep_overflow": keep_overflow,
@@ -240,3 +253,22 @@ def _program(value: Any, n_tensors: int) -> dict[str, Any]:
         )
     result = _value(value.get("result"), "repro.program.result", n_tensors, steps=len(steps))
     return {"steps": out, "result": result}
+
+
+def _corpus(value: Any) -> dict[str, Any]:
+    """A corpus row's sample: database, entry name and variant, dtype, sample id, the torch that
+    made it, and which of the sample's flattened leaves the row passed (``parity.origin``)."""
+    if not isinstance(value, Mapping):
+        raise SpecError("repro.corpus: not an object")
+    out: dict[str, Any] = {"db": _choice(value.get("db"), CORPUS_DBS, "repro.corpus.db")}
+    for key, pattern in (("name", _ENTRY), ("variant", _ENTRY), ("sample", _SAMPLE), ("torch", _VERSION)):
+        text = value.get(key)
+        if not isinstance(text, str) or not pattern.fullmatch(text):
+            raise SpecError(f"repro.corpus.{key}: {text!r:.60} is not a {key} of a corpus row")
+        out[key] = text
+    out["dtype"] = _choice(value.get("dtype"), RUN_DTYPES, "repro.corpus.dtype")
+    passed = value.get("passed")
+    if not isinstance(passed, list) or len(passed) > MAX_TENSORS:
+        raise SpecError(f"repro.corpus.passed: not a list of at most {MAX_TENSORS} indices")
+    out["passed"] = [_int(i, "repro.corpus.passed", 0, 4096) for i in passed]
+    return out

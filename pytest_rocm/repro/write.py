@@ -21,6 +21,9 @@ from pytest_rocm.repro.spec import SpecError, read_spec
 
 #: the template's line the spec replaces
 SPEC_LINE = "SPEC: dict[str, Any] = {}  # rocm-compat repro: SPEC\n"
+#: the template's line a corpus row's script has the corpus part at, and where that part starts
+CORPUS_LINE = "# rocm-compat repro: CORPUS\n"
+CORPUS_PART = "# rocm-compat repro: CORPUS PART\n"
 #: where a script lands, and its file name's length at most
 MAX_STEM = 80
 
@@ -89,13 +92,30 @@ def script_source(spec: Mapping[str, Any], title: str, device: str, figures: Map
     literal = repr(data)
     if ast.literal_eval(literal) != data:  # the proof that the line is data: a literal that reads back
         raise SpecError("the spec does not read back as a Python literal")
-    if template.count(SPEC_LINE) != 1:
-        raise RuntimeError("the reproducer template has lost its SPEC line")
-    return template.replace(SPEC_LINE, f"SPEC: dict[str, Any] = {literal}\n")
+    if template.count(SPEC_LINE) != 1 or template.count(CORPUS_LINE) != 1:
+        raise RuntimeError("the reproducer template has lost its SPEC or CORPUS line")
+    part = ""
+    if "corpus" in data:  # the sample is rebuilt from torch's own database: the part that does it
+        text = _resource("template_corpus.py")
+        part = text[text.index(CORPUS_PART) :]
+    return template.replace(SPEC_LINE, f"SPEC: dict[str, Any] = {literal}\n").replace(CORPUS_LINE, part)
+
+
+def corpus_name(corpus: Mapping[str, Any]) -> str:
+    """``OpInfo exp (variant default, float16, sample s1 of torch 2.13.0)``: what names a corpus row's sample."""
+    kind = "OpInfo" if corpus["db"] == "opinfo" else "ModuleInfo"
+    return (
+        f"{kind} {corpus['name']} (variant {corpus['variant']}, {corpus['dtype']}, sample {corpus['sample']}"
+        f" of torch {corpus['torch']})"
+    )
+
+
+def _resource(name: str) -> str:
+    return importlib.resources.files("pytest_rocm.repro").joinpath(name).read_text(encoding="utf-8")
 
 
 def template_text() -> str:
-    return importlib.resources.files("pytest_rocm.repro").joinpath("template.py").read_text(encoding="utf-8")
+    return _resource("template.py")
 
 
 def plan(report: Mapping[str, Any], rows: Sequence[str], device: str) -> Plan:
@@ -124,12 +144,15 @@ def plan(report: Mapping[str, Any], rows: Sequence[str], device: str) -> Plan:
                 continue
             figures = _figures(records)
             name = read_parity(records[0]).name or "op"
-            title = f"reproducer of {nodeid} ({name}); made by torch {torch_version or '(unknown)'}"
             try:
-                source = script_source(spec, title, device, figures, template)
+                checked = read_spec(spec)
+                corpus = checked.get("corpus")
+                op = corpus_name(corpus) if corpus else str(checked["op"])
+                title = f"reproducer of {nodeid} ({corpus_name(corpus) if corpus else name}); made by torch"
+                source = script_source(checked, f"{title} {torch_version or '(unknown)'}", device, figures, template)
             except SpecError as exc:
                 out.refused.append(Refused(nodeid, str(exc)))
                 continue
             file = f"{stem}.py" if n == 0 else f"{stem}_{n + 1}.py"
-            out.scripts.append(Script(nodeid, file, source, str(spec["op"]), figures))
+            out.scripts.append(Script(nodeid, file, source, op, figures))
     return out

@@ -13,11 +13,14 @@ REPRO_DIR = "repro/"
 
 
 def reproducible(records: Iterable[Any]) -> bool:
-    """Whether a failed record of these carries a spec with an op (one a script can rebuild)."""
+    """Whether a failed record of these carries a spec with an op or a corpus sample (one a script
+    can rebuild)."""
     for record in records:
         if isinstance(record, Mapping) and record.get("ok") is False:
             spec = record.get("repro")
-            if isinstance(spec, Mapping) and isinstance(spec.get("op"), str):
+            if isinstance(spec, Mapping) and (
+                isinstance(spec.get("op"), str) or isinstance(spec.get("corpus"), Mapping)
+            ):
                 return True
     return False
 

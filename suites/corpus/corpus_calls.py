@@ -96,6 +96,8 @@ class Call:
     tolerances: dict[str, dict[str, float]] = field(default_factory=dict)
     module: torch.nn.Module | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    #: the indices, among the sample's flattened leaves, of the tensors passed as ``args``
+    passed: tuple[int, ...] = ()
 
 
 class Skip(Exception):
@@ -179,7 +181,8 @@ def op_call(row: db.Row, device_type: str, backend: str) -> Call:
         rtol, atol = ASSERT_CLOSE[row.dtype]
         tolerances[row.dtype] = {"rtol": max(rtol, override["rtol"]), "atol": max(atol, override["atol"])}
     args = tuple(leaves[i].detach() for i in passed)
-    return Call(call, args, grad, tolerances, notes={"opinfo_tolerance": override} if override else {})
+    notes = {"opinfo_tolerance": override} if override else {}
+    return Call(call, args, grad, tolerances, notes=notes, passed=tuple(passed))
 
 
 # ---- ModuleInfo -----------------------------------------------------------------------------------
@@ -219,4 +222,5 @@ def module_call(row: db.Row, device_type: str) -> Call:
 
     step.__name__ = row.name
     args = tuple(leaves[i].detach() for i in passed)
-    return Call(step, args, grad, module=module, notes={} if listed else {"moduleinfo_lists_dtype": False})
+    notes = {} if listed else {"moduleinfo_lists_dtype": False}
+    return Call(step, args, grad, module=module, notes=notes, passed=tuple(passed))

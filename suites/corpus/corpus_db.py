@@ -14,6 +14,7 @@ that set flags keep working in the same session.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import unittest
@@ -58,6 +59,18 @@ class Row:
     @property
     def id(self) -> str:
         return f"{self.name}-{self.variant}-{self.dtype}-{self.sample}"
+
+    def origin(self, passed: Sequence[int]) -> Any:
+        """The block in which this row's parity call names its sample (``passed``: the indices of the
+        tensors it passes among the sample's leaves), so that a failure's reproducer rebuilds it."""
+        from pytest_rocm.suite_support import reproducer_sample
+
+        try:
+            return reproducer_sample(
+                self.kind, self.name, self.variant, self.dtype, self.sample, torch.__version__, passed
+            )
+        except ValueError:  # a name a later torch spells otherwise: the row runs, its reproducer is not named
+            return contextlib.nullcontext()
 
     def info(self) -> dict[str, Any]:
         """What the row records (``record_property(INFO_PROPERTY, ...)``): the coverage map reads it."""

@@ -38,16 +38,17 @@ def test_moduleinfo(
     if call.notes:
         record_property(INFO_PROPERTY, {**module_row.info(), **call.notes})
     try:
-        parity(
-            call.fn,
-            *call.args,
-            dtypes=(module_row.dtype,),
-            grad=call.grad,
-            module=call.module,
-            name=module_row.name,
-            **corpus_calls.criterion_options(corpus_where[0]),
-            allow_vacuous=True,
-        )
+        with module_row.origin(call.passed):  # a failure's reproducer rebuilds the sample from module_db
+            parity(
+                call.fn,
+                *call.args,
+                dtypes=(module_row.dtype,),
+                grad=call.grad,
+                module=call.module,
+                name=module_row.name,
+                **corpus_calls.criterion_options(corpus_where[0]),
+                allow_vacuous=True,
+            )
     except DtypeUnsupported as exc:
         pytest.skip(f"{module_row.name} has no {module_row.dtype} kernel on {exc.backend}: {exc}")
     except ParityError as exc:

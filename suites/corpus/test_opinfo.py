@@ -33,15 +33,16 @@ def test_opinfo(
     if call.notes:
         record_property(INFO_PROPERTY, {**op_row.info(), **call.notes})
     try:
-        parity(
-            call.fn,
-            *call.args,
-            dtypes=(op_row.dtype,),
-            grad=call.grad,
-            name=op_row.name,
-            tolerances=call.tolerances,
-            **corpus_calls.criterion_options(device_type),  # one that can fail on the CPU baseline too
-            allow_vacuous=True,  # a sample may be empty or have an all-zero gradient: still compared
-        )
+        with op_row.origin(call.passed):  # a failure's reproducer rebuilds the sample from op_db
+            parity(
+                call.fn,
+                *call.args,
+                dtypes=(op_row.dtype,),
+                grad=call.grad,
+                name=op_row.name,
+                tolerances=call.tolerances,
+                **corpus_calls.criterion_options(device_type),  # one that can fail on the CPU baseline too
+                allow_vacuous=True,  # a sample may be empty or have an all-zero gradient: still compared
+            )
     except DtypeUnsupported as exc:
         pytest.skip(f"{op_row.name} has no {op_row.dtype} kernel on {exc.backend}: {exc}")

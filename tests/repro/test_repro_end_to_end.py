@@ -169,7 +169,7 @@ def test_a_script_imports_only_torch_reproduces_under_the_bug_and_not_without(wr
     tree = ast.parse(script.read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "argparse", "base64", "math", "sys", "typing", "torch"}, imported
+    assert imported <= {"__future__", "argparse", "base64", "contextlib", "math", "sys", "typing", "torch"}, imported
     broken = run_script(script, bugs=True)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "FAILS" in broken.stdout and "the failure reproduces (exit 1)" in broken.stdout

@@ -118,7 +118,7 @@ def test_options_a_script_cannot_judge_are_said_not_guessed() -> None:
     x = torch.randn(4, 4)
     spec = failed_spec(x, x, grad=True)  # gradients: the script takes them as the check did
     assert spec["op"] == "torch.mm" and spec["grad"] is True and spec["seed"] == 0
-    assert _out_of_script(ParityOptions(mode="model")).startswith("mode model:")
+    assert _out_of_script(ParityOptions(mode="model")) == ""  # the script computes the model yardstick
     assert _out_of_script(ParityOptions(periodic=6.28)) == "periodic=: the script does not wrap outputs around"
     assert _out_of_script(ParityOptions(mode="cpu-relative")) == ""
 
@@ -135,7 +135,8 @@ def good_spec() -> dict[str, Any]:
         (lambda s: s.update(op="torch.mm\nimport os"), "repro.op"),
         (lambda s: s.update(op="__import__('os').system"), "repro.op"),
         (lambda s: s.update(op="torch.mm; import os"), "repro.op"),
-        (lambda s: s.update(mode="model"), "repro.mode"),
+        (lambda s: s.update(mode="relative"), "repro.mode"),
+        (lambda s: s.update(mode="model"), "repro.tolerances.float16.cpu_factor"),
         (lambda s: s.update(dtypes=["float16'); import os #"]), "repro.dtypes"),
         (lambda s: s["kwargs"].update({"a'):import os#": 1}), "repro.kwargs"),
         (lambda s: s["args"].append({"tensor": 7}), "repro.args[2].tensor"),
