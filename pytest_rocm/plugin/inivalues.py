@@ -55,8 +55,8 @@ def _from_toml(path: Path | None, name: str) -> Any:
 
 def ini_raw(config: pytest.Config, name: str) -> Any:
     """``config.getini(name)``, or the TOML value pytest refused (a list or a number for a string
-    option, a string for a list option); without
-    pytest's warning about it, since :func:`ini_text` reports it in the usage error itself."""
+    option, a string for a list option); without pytest's warning about it, since
+    :func:`ini_text` reports it in the usage error itself."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pytest.PytestDeprecationWarning)
         try:
