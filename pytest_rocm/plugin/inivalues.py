@@ -1,13 +1,20 @@
 """Reading an ini value as the user wrote it, whatever the file's format.
 
-The plugin's own ini values are registered as strings. A TOML
-configuration can still hold another type there: ``rocm_gfx = ["gfx1100", "gfx90a"]``. pytest
-then either hands the list over with a deprecation warning (``[tool.pytest.ini_options]``,
-pytest 9.1 and later) or refuses it (``[tool.pytest]``, ``pytest.toml``, and every format from
-pytest 10): a ``TypeError`` up to pytest 9.1, its own one-line ``UsageError`` from 9.2. Read through :func:`ini_text`, such a value is never cut into pieces nor
-a traceback: a list of strings is the comma-separated list where the option takes one, anything
-else is one usage error naming the ini file and what to write instead. Other plugins' ini values
-(pytest-timeout's ``timeout``) are theirs: they are read as pytest gives them, never from the file.
+The plugin's comma-separated ini values (``rocm_gfx``, ``rocm_device_ids``) are registered with
+pytest's own ``linelist`` type, the others as strings. pytest 9.2 reads a ``linelist`` value in
+ini mode (``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``[tool.pytest.ini_options]``, ``-o``) as
+the lines of a string or a TOML list as it is, and in TOML mode (``[tool.pytest]``,
+``pytest.toml``) a TOML list only: the documented string there (``rocm_gfx = "gfx1100,gfx90a"``)
+is refused with pytest's own one-line ``UsageError`` before a plugin sees it, and ``addini``
+takes no union of a list type with ``str``. A string ini value can still meet another TOML type
+(``rocm_require_gpu = true``, ``rocm_plan_rocm = 6.2``): pytest hands it over with a deprecation
+warning (``[tool.pytest.ini_options]``, pytest 9.1 and later) or refuses it (TOML mode; every
+format from pytest 10): a ``TypeError`` up to pytest 9.1, a ``UsageError`` from 9.2. Such a
+refused value is read from the file, and through :func:`ini_text` it is never cut into pieces nor
+a traceback: a list of strings is the comma-separated list where the option takes one, a string
+is itself, anything else is one usage error naming the ini file and what to write instead.
+Other plugins' ini values (pytest-timeout's ``timeout``) are theirs: they are read as pytest
+gives them, never from the file.
 """
 
 from __future__ import annotations
@@ -47,8 +54,9 @@ def _from_toml(path: Path | None, name: str) -> Any:
 
 
 def ini_raw(config: pytest.Config, name: str) -> Any:
-    """``config.getini(name)``, or the TOML value pytest refused (a list, a number...); without
-    pytest's warning about it, since :func:`ini_text` reports it in the usage error itself."""
+    """``config.getini(name)``, or the TOML value pytest refused (a list or a number for a string
+    option, a string for a list option); without pytest's warning about it, since
+    :func:`ini_text` reports it in the usage error itself."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pytest.PytestDeprecationWarning)
         try:

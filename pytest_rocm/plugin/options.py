@@ -162,7 +162,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
 )
 
-#: the options that take a comma-separated list: in a TOML file, a list of strings is that list
+#: the options that take a comma-separated list: registered as pytest's ``linelist`` (a TOML list of
+#: strings, or lines of an ini file, are that list)
 LIST_OPTIONS = frozenset({"rocm_gfx", "rocm_device_ids"})
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -179,7 +180,12 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(spec.flag, action="store_true", default=None, dest=spec.dest, help=text)
         else:
             group.addoption(spec.flag, default=None, dest=spec.dest, metavar=spec.metavar, help=text)
-        if spec.has_ini:
+        if spec.has_ini and spec.dest in LIST_OPTIONS:
+            # pytest's own list type: a TOML list is pytest's to read, in an ini file one value per
+            # line or comma separated; a string in a TOML-mode table, which pytest refuses for a
+            # list type, is read from the file by ``ini_text`` (plugin.inivalues says why)
+            parser.addini(spec.dest, f"{spec.help} (same as {spec.flag})", type="linelist", default=[])
+        elif spec.has_ini:
             parser.addini(spec.dest, f"{spec.help} (same as {spec.flag})", type="string", default="")
 
 

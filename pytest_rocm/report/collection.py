@@ -9,7 +9,6 @@ marker is bad is a collection error too (the core plugin reports it); it gets a 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from pytest_rocm.report.features import DEFAULT_DEVICE_TOKENS, collection_feature, feature_of, suite_of
 from pytest_rocm.report.outcomes import MAX_REASON
@@ -25,18 +24,16 @@ def collection_reason(text: str) -> str | None:
     return reason[:MAX_REASON] or None
 
 
-def collection_record(report: Any, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS) -> ResultRecord:
-    """A failed ``CollectReport`` as a row: outcome ``error``, the module (its path, ``.py``
-    dropped) as the feature, the error's line as the reason, ``info.collection`` true."""
-    nodeid = str(report.nodeid)
+def collection_record(nodeid: str, text: str, device_tokens: Iterable[str] = DEFAULT_DEVICE_TOKENS) -> ResultRecord:
+    """A failed collection as a row: outcome ``error``, the module (its path, ``.py`` dropped) as
+    the feature, the error's line in pytest's error ``text`` as the reason, ``info.collection`` true."""
     feature = feature_of(nodeid, None, device_tokens) if "::" in nodeid else collection_feature(nodeid)
-    longrepr = getattr(report, "longrepr", None)
     return {
         "nodeid": nodeid,
         "feature": feature,
         "suite": suite_of(nodeid),
         "outcome": "error",
-        "reason": collection_reason(str(longrepr) if longrepr is not None else "") or "collection failed",
+        "reason": collection_reason(text) or "collection failed",
         "parity": [],
         "info": {"collection": True},
     }

@@ -89,6 +89,104 @@ def test_a_toml_list_is_the_comma_separated_list(pytester, table) -> None:
     result.stdout.fnmatch_lines(["rocm: * device=1:gfx1036 *", "*GFX=gfx1036,gfx1100 * REQ=True"])
 
 
+SETTINGS = """
+from pytest_rocm.plugin.session import get_state
+def test_show(pytestconfig):
+    s = get_state(pytestconfig).settings
+    print(f"GFX={','.join(s.gfx)} IDS={','.join(s.device_ids)}")
+"""
+
+#: every documented way to write the two comma-separated ini values (docs/plugin.md, "Options"):
+#: a string in each ini-file format and TOML table, one value per line in an ini file, a TOML list
+LIST_FORMS = {
+    "pytest.ini": ("pytest.ini", "[pytest]\nrocm_gfx = gfx1036, gfx1100\nrocm_device_ids = cpu,hip\n"),
+    "pytest.ini-lines": (
+        "pytest.ini",
+        "[pytest]\nrocm_gfx =\n    gfx1036\n    gfx1100\nrocm_device_ids =\n    cpu\n    hip\n",
+    ),
+    "tox.ini": ("tox.ini", "[pytest]\nrocm_gfx = gfx1036, gfx1100\nrocm_device_ids = cpu,hip\n"),
+    "setup.cfg": ("setup.cfg", "[tool:pytest]\nrocm_gfx = gfx1036, gfx1100\nrocm_device_ids = cpu,hip\n"),
+    "ini_options-string": (
+        "pyproject.toml",
+        '[tool.pytest.ini_options]\nrocm_gfx = "gfx1036, gfx1100"\nrocm_device_ids = "cpu,hip"\n',
+    ),
+    "ini_options-list": (
+        "pyproject.toml",
+        '[tool.pytest.ini_options]\nrocm_gfx = ["gfx1036", "gfx1100"]\nrocm_device_ids = ["cpu", "hip"]\n',
+    ),
+    "tool.pytest-string": (
+        "pyproject.toml",
+        '[tool.pytest]\nrocm_gfx = "gfx1036, gfx1100"\nrocm_device_ids = "cpu,hip"\n',
+    ),
+    "tool.pytest-list": (
+        "pyproject.toml",
+        '[tool.pytest]\nrocm_gfx = ["gfx1036", "gfx1100"]\nrocm_device_ids = ["cpu", "hip"]\n',
+    ),
+    "pytest.toml-string": ("pytest.toml", '[pytest]\nrocm_gfx = "gfx1036, gfx1100"\nrocm_device_ids = "cpu,hip"\n'),
+    "pytest.toml-list": (
+        "pytest.toml",
+        '[pytest]\nrocm_gfx = ["gfx1036", "gfx1100"]\nrocm_device_ids = ["cpu", "hip"]\n',
+    ),
+    "-o": (None, ""),
+}
+
+
+@pytest.mark.usefixtures("on_the_igpu_machine")
+@pytest.mark.parametrize("form", list(LIST_FORMS))
+def test_every_documented_form_of_a_list_option_is_the_same_list(pytester: pytest.Pytester, form: str) -> None:
+    """The list options are pytest's ``linelist``: a string in any format, lines of an ini file and
+    a TOML list are the same list, with no warning (a string in a TOML-mode table, which pytest
+    refuses for a list type, is read from the file: see the test below)."""
+    name, text = LIST_FORMS[form]
+    if name:
+        pytester.path.joinpath(name).write_text(text)
+    overrides = ["-o", "rocm_gfx=gfx1036, gfx1100", "-o", "rocm_device_ids=cpu,hip"] if not name else []
+    pytester.makepyfile(SETTINGS)
+    result = pytester.runpytest(IGPU, "-s", "-W", "error::pytest.PytestDeprecationWarning", *overrides)
+    assert result.ret == 0, result.outlines
+    result.stdout.fnmatch_lines(["rocm: * device=1:gfx1036 *", "*GFX=gfx1036,gfx1100 IDS=cpu,hip"])
+
+
+LIST_TYPED = """
+def pytest_addoption(parser):
+    parser.addini("a_list", "h", type="{kind}")
+"""
+
+
+@pytest.mark.parametrize("kind", ["linelist", "args"])
+def test_pytests_list_types_refuse_a_string_in_a_toml_table_so_the_plugin_reads_it(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    """Why ``plugin.inivalues`` still reads a refused value from the file for the list options: in a
+    TOML-mode table (``[tool.pytest]``, ``pytest.toml``) pytest 9.2 checks the type itself and
+    refuses a string for ``linelist`` and ``args`` with its own usage error, before any plugin sees
+    the value, so without it ``rocm_gfx = "gfx1100,gfx90a"`` there (a documented form) would stop
+    working; and ``addini`` takes no union of a list type with ``str`` (only of str, bool, int,
+    float). The day pytest takes a string for a list type in TOML mode, this fails: the re-read of
+    the file can go then."""
+    pytester.makeconftest(LIST_TYPED.format(kind=kind))
+    pytester.makepyprojecttoml('[tool.pytest]\na_list = "gfx1100,gfx90a"\n')
+    pytester.makepyfile("def test_read(pytestconfig):\n    pytestconfig.getini('a_list')\n")
+    result = pytester.runpytest("-p", "no:rocm")
+    result.stdout.fnmatch_lines([f"*config option 'a_list' expects a list for type '{kind}', got str*"])
+    with pytest.raises(ValueError, match="invalid type for ini option"):
+        pytest.Parser(_ispytest=True).addini("a_list", "h", type=str | list[str], default="")  # type: ignore[arg-type, call-arg]
+
+
+@pytest.mark.parametrize("table", ["tool.pytest", "tool.pytest.ini_options"])
+def test_a_toml_list_is_pytests_own_list_value(pytester: pytest.Pytester, table: str) -> None:
+    """Registered as ``linelist``, a TOML list is pytest's to read: ``getini`` gives the list, with
+    no type error to recover from nor deprecation warning to silence."""
+    pytester.makepyprojecttoml(f'[{table}]\nrocm_gfx = ["gfx1036", "gfx1100"]\nrocm_device_ids = ["cpu"]\n')
+    pytester.makepyfile(
+        "def test_read(pytestconfig):\n"
+        "    assert pytestconfig.getini('rocm_gfx') == ['gfx1036', 'gfx1100']\n"
+        "    assert pytestconfig.getini('rocm_device_ids') == ['cpu']\n"
+    )
+    result = pytester.runpytest("-W", "error::pytest.PytestDeprecationWarning")
+    result.assert_outcomes(passed=1)
+
+
 def test_a_list_pytest_warns_about_is_read_without_its_warning() -> None:
     """pytest 9.1 and later hand a TOML list in ``[tool.pytest.ini_options]`` over to a string
     option with a PytestRemovedIn10Warning: read through ``ini_text``, the list is the value and
@@ -218,6 +316,8 @@ def test_help_lists_options_variables_and_ini(pytester) -> None:
     out = result.stdout.str()
     for spec in OPTIONS:
         assert spec.flag in out and spec.env in out
-    for ini in ("rocm_gfx", "rocm_device", "rocm_require_gpu", "rocm_report", "rocm_label"):
+    for ini in ("rocm_device", "rocm_require_gpu", "rocm_report", "rocm_label"):
         assert f"{ini} (string)" in out
+    for ini in ("rocm_gfx", "rocm_device_ids"):  # the comma-separated ones: pytest's own list type
+        assert f"{ini} (linelist)" in out
     assert "rocm_env (string)" not in out  # a recorded environment in an ini file would fool every run
