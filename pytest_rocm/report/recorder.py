@@ -92,6 +92,9 @@ class Recorder:
         self.rerunning: set[str] = set()
         #: attempts run again so far, per test still to finish
         self.reruns: dict[str, int] = {}
+        #: a crashed attempt pytest-rerunfailures runs again on the replacement worker: its phases,
+        #: the test's record only if no later attempt comes (the run ended first)
+        self.crashed_attempts: dict[str, list[Any]] = {}
         #: how the xdist worker of a crashed test ended (``killed by SIGSEGV (signal 11)``), per test
         self.deaths: dict[str, str] = {}
         #: when each test started, by ``clock`` (told under pytest-xdist only: ``started``)
@@ -186,6 +189,8 @@ class Recorder:
         """One phase of a test ended: ``when`` is ``setup``/``call``/``teardown``, or ``???`` for
         xdist's report of a worker that died running it (``died``: how its process ended).
         ``report``: the phase report ``records.build_record`` reads, kept until the test ends."""
+        if self.crashed_attempts and self.crashed_attempts.pop(nodeid, None) is not None:
+            self.deaths.pop(nodeid, None)  # the next attempt began: its own ending decides
         if when == "???" and died:
             self.deaths[nodeid] = died
         phases = self.pending.get(nodeid)
@@ -202,6 +207,12 @@ class Recorder:
                 self.reruns[nodeid] = self.reruns.get(nodeid, 0) + 1
                 return
             self._finish(nodeid)
+        elif when == "???" and outcome == "rerun":
+            # xdist's report of a dead worker that pytest-rerunfailures runs again: one test, and
+            # the last attempt's result, as for any rerun (kept in case the run ends first)
+            self.rerunning.discard(nodeid)
+            self.crashed_attempts[nodeid] = self.pending.pop(nodeid)
+            self.reruns[nodeid] = self.reruns.get(nodeid, 0) + 1
         elif when == "???":
             self._finish(nodeid)
 
@@ -251,6 +262,11 @@ class Recorder:
         result; ``selection`` and ``modules``: the report's fields of those names."""
         for nodeid in list(self.pending):  # interrupted mid-test (Ctrl-C, -x): keep what is known
             self._finish(nodeid)
+        for nodeid, phases in self.crashed_attempts.items():  # run again never came: the crash it was
+            self.pending[nodeid] = phases
+            self.reruns[nodeid] -= 1
+            self._finish(nodeid)
+        self.crashed_attempts.clear()
         extra: dict[str, Any] = {}
         if stopped:
             extra["interrupted"] = True

@@ -148,6 +148,39 @@ def test_reruns_give_one_result_per_test_with_its_attempts(pytester: pytest.Pyte
     assert json.loads(report.read_text())["summary"]["passed"] == 3
 
 
+CRASHES_ONCE = """
+import os
+from pathlib import Path
+
+
+def test_worker_dies_once():
+    first = Path(__file__).with_name("attempted")
+    if not first.exists():
+        first.write_text("1")
+        os._exit(3)  # the worker dies; xdist replaces it and pytest-rerunfailures runs the test again
+
+
+def test_steady():
+    pass
+"""
+
+
+def test_a_crashed_attempt_run_again_is_one_row_with_the_last_attempts_outcome(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_rerunfailures", reason="in .ci/requirements.txt and the test extra")
+    pytest.importorskip("xdist", reason="in .ci/requirements.txt and the test extra")
+    pytester.makepyfile(**{"tests/test_crash.py": CRASHES_ONCE})
+    report = pytester.path / "r.json"
+    _run(pytester, report, "-p", "xdist", "-p", "pytest_rerunfailures", "-n", "1", "--reruns", "1")
+    rows = sorted(
+        (r["nodeid"].split("::")[1], r["outcome"], r.get("attempts", 1))
+        for r in json.loads(report.read_text())["results"]
+    )
+    # before: a "crashed" row for the crashed attempt (xdist's crash report, marked rerun, ended the
+    # test at once) beside the passed attempt's row
+    assert rows == [("test_steady", "passed", 1), ("test_worker_dies_once", "passed", 2)]
+    assert json.loads(report.read_text())["summary"]["passed"] == 2
+
+
 # -- 4: rows keep the module path; diff matches by node id when a name is shared ---------------------------
 SAME_NAME = (
     "import pytest\n\n@pytest.mark.parametrize('dtype', ['float32'])\ndef test_differentiability(dtype):\n    pass\n"

@@ -289,3 +289,31 @@ def test_the_summary_warns_of_modules_and_of_a_gpu_run_that_used_no_gpu(tmp_path
     lines = run.recorder.summary_lines(["rocm report: warning: the tests imported x"])
     assert [colour for _, colour in lines] == [None, "yellow", "yellow"]
     assert lines[2][0].startswith("rocm report: 0 of 1 tests used the GPU (hip:0 (gfx942)): warning: none did")
+
+
+def test_a_crashed_attempt_run_again_is_one_test_and_the_last_attempt_decides(tmp_path: Path) -> None:
+    # pytest-rerunfailures marks xdist's report of a dead worker "rerun" and runs the test again on
+    # the replacement worker: one test, the last attempt's outcome, not a crash row per attempt
+    run = Run(tmp_path)
+    run.recorder.start({})
+    crash = Phase("???", "rerun", "worker 'gw0' crashed while running 'a.py::t'", duration=0.0)
+    run.recorder.phase("a.py::t", "setup", "passed", Phase("setup"))
+    run.recorder.phase("a.py::t", "???", "rerun", crash, died="killed by SIGSEGV (signal 11)")
+    assert not run.recorder.results  # no record yet: it runs again
+    run.test("a.py::t")
+    run.finish()
+    results = run.report()["results"]
+    assert [(r["nodeid"], r["outcome"], r.get("attempts")) for r in results] == [("a.py::t", "passed", 2)]
+    assert "crashed" not in (results[0].get("reason") or "")
+
+
+def test_a_crashed_attempt_whose_rerun_never_came_is_the_crash(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.recorder.start({})
+    crash = Phase("???", "rerun", "worker 'gw0' crashed while running 'a.py::t'", duration=0.0)
+    run.recorder.phase("a.py::t", "setup", "passed", Phase("setup"))
+    run.recorder.phase("a.py::t", "???", "rerun", crash, died="exit status 3")
+    run.finish()
+    [record] = run.report()["results"]
+    assert (record["outcome"], record.get("attempts")) == ("crashed", None)
+    assert record["reason"].endswith("exit status 3")
