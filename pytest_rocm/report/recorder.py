@@ -15,6 +15,10 @@ business, from the phase reports kept here until the test ends. This holds what 
 
 What only the running session knows (the environment, device and scale; what the run selected;
 which modules it imported; why it stopped) comes in through callables, asked only when needed.
+
+Why this module is long: it is one state machine (a test's attempts, its worker's death, the
+sidecar and the report it ends in); split, one run's state would be spread across modules that
+each change it.
 """
 
 from __future__ import annotations
