@@ -99,6 +99,8 @@ def test_dry_run_runs_the_device_profile_as_its_own_serial_step(tmp_path: Path) 
     device, operators = lines[str(out / "device")], lines[str(out / "operators")]
     assert f"--suites {bundled_suites() / 'operators'} " in device and "timeout 480 " in device
     assert " -n 0 --timeout 240 " in device and device.endswith("-k test_boundary_device > device/log.txt")
+    assert f"--ignore={bundled_suites() / 'operators' / 'test_boundary.py'} " in device  # not even collected
+    assert "test_boundary_device.py" not in device
     assert "-k not\\ test_boundary_device" in operators  # the operators step leaves them to it
     assert "suite device (limit 480 s, scale full)" in done.stdout
 
