@@ -102,13 +102,15 @@ def linalg(op: str) -> Callable[[Row], Case]:
 
 
 # -- optimizer steps and gradient clipping -------------------------------------------------------
-#: 41 tensors (more than one multi-tensor launch at depth 4 takes: 36), sizes mixed; ``chunked``
-#: adds one of 70,000 elements (more than one 65,536-element chunk)
-_SIZES = {"p41_mixed": (1, 3, 17, 65, 1025, *([5] * 36)), "p41_chunked": (1, 3, 17, 65, 70000, *([5] * 36))}
+def _sizes(label: str) -> tuple[int, ...]:
+    """``p113_mixed``: 113 tensors (more than one multi-tensor launch takes at any depth), sizes
+    mixed; ``p113_chunked``: one of them 70,000 elements (more than one 65,536-element chunk)."""
+    count = num(label.split("_")[0])
+    return (1, 3, 17, 65, 70000 if label.endswith("_chunked") else 1025, *([5] * (count - 5)))
 
 
 def _params(label: str) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    sizes = _SIZES[label]
+    sizes = _sizes(label)
     return [randn(s, seed=i) for i, s in enumerate(sizes)], [randn(s, seed=100 + i) for i, s in enumerate(sizes)]
 
 

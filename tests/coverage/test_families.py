@@ -27,9 +27,14 @@ def test_every_optimizer_of_optim_db_is_stepped_or_listed_with_why() -> None:
 
     names = {info.optim_cls.__name__ for info in optim_db}
     assert names == set(OPTIMIZERS) | set(NOT_STEPPED), "an optimizer of optim_db has no place"
+    by_name = {info.optim_cls.__name__: info for info in optim_db}
     for name, impls in OPTIMIZERS.items():  # each forced implementation is one the optimizer offers
         offered = {"foreach", "fused"} & set(inspect.signature(getattr(torch.optim, name).__init__).parameters)
         assert set(impls) == offered, name
+        # and the one optim_db says it supports, fused on a GPU too (where the rows force it)
+        assert set(impls) == {"foreach", "fused"} & set(by_name[name].supported_impls), name
+        if "fused" in impls:
+            assert "cuda" in by_name[name].supports_fused_on, name
         assert place("optiminfo", name).varied_as == f"optimizer/{name.lower()}"
     assert all(place("optiminfo", n).why == why for n, why in NOT_STEPPED.items())
 
