@@ -19,7 +19,13 @@ Why these values:
   more than one launch), ``full`` adds one tensor of 70,000 elements (more than one 65,536-element
   chunk); fp32/fp16/bf16 parameters;
 * gradient clipping: ``clip_grad_norm_`` with ``foreach`` on and off, norm types 2, inf and 1,
-  the same mixed sizes, a total norm below and above ``max_norm``.
+  the same mixed sizes, a total norm below and above ``max_norm``;
+* sorting (``sort``, ``topk``): line lengths 1, 17, 257 (past a 256-element one-block sort), 1025,
+  4097 (past the in-register/bitonic sizes), ``full`` 65537 (a multi-pass radix sort); 1 and 7
+  lines, ``full`` 65536 (one past the 65535 grid-y limit); along the last or first dim, transposed
+  storage; ties, a NaN, infinities; ascending/descending and stable sort; topk's k 1, 5 and half
+  the line, largest or smallest. A row returns the values and the input gathered at the returned
+  indices (any tie order passes, a wrong index does not), and a stable sort's indices themselves.
 """
 
 from __future__ import annotations
@@ -133,5 +139,29 @@ _CLIP = (
     ),
 )
 
+_SORT_AXES = (
+    Axis("rows", ("r1", "r7"), ("r65536",)),
+    Axis("length", ("l1", "l17", "l257", "l1025", "l4097"), ("l65537",)),
+    Axis("dim", ("last", "first")),
+    Axis("layout", ("contiguous", "transposed")),
+    Axis("values", ("randn", "ties", "nan", "neg_inf")),
+    DTYPE,
+)
+_SORT_COST = Exclude({"rows": {"r65536"}, "length": {"l1025", "l4097", "l65537"}}, "CPU time of the reference")
+_SORTING = (
+    OpSpace(
+        "sorting",
+        "sort",
+        (*_SORT_AXES, Axis("order", ("ascending", "descending")), Axis("stable", ("stable", "unstable"))),
+        (_SORT_COST,),
+    ),
+    OpSpace(
+        "sorting",
+        "topk",
+        (*_SORT_AXES, Axis("k", ("k1", "k5", "k_half")), Axis("largest", ("largest", "smallest"))),
+        (_SORT_COST, Exclude({"k": {"k5"}, "length": {"l1"}}, "k is larger than the line")),
+    ),
+)
+
 #: the families above, ``family/op`` -> space
-MORE: dict[str, OpSpace] = {s.key: s for s in (*_FFT, *_LINALG, *_OPTIM, *_CLIP)}
+MORE: dict[str, OpSpace] = {s.key: s for s in (*_FFT, *_LINALG, *_OPTIM, *_CLIP, *_SORTING)}

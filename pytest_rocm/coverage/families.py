@@ -105,8 +105,6 @@ _NOT_IN_CATALOGUE = {
     "not the standalone op; the corpus rows reach it",
     "distance": "no distance family in the generator (its matmul and reductions rows vary the kernels); "
     "the corpus rows reach it",
-    "sorting": "the generator's sorting rows are the device profile's (sort and topk past 2^31 elements, "
-    "catalogue_device); smaller sizes are the corpus rows'",
     "histogram": "no histogram family in the generator: counts are exact (integer atomics); the corpus rows reach it",
     "random": "random numbers: a device's stream differs from the CPU's by design, there is no float64 "
     "reference to vary sizes against; the corpus rows reach it",

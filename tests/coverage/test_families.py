@@ -54,18 +54,19 @@ def test_every_op_and_module_entry_has_a_place_and_each_family_is_reached() -> N
     assert placed["fft.fft2"].family == "fft" and "fft, hfft" in placed["fft.fft2"].why
     assert placed["sin"].family == "elementwise"  # by its OpInfo class, not a name list
     # an op with arithmetic is in a family with its own reason, never "no boundary family"
-    expected = {"sort": "sorting", "topk": "sorting", "nn.LSTM": "rnn", "nn.ReLU": "elementwise",
+    expected = {"argsort": "sorting", "kthvalue": "sorting", "nn.LSTM": "rnn", "nn.ReLU": "elementwise",
                 "nn.functional.cross_entropy": "loss", "nn.ReflectionPad2d": "padding", "cdist": "distance",
                 "histc": "histogram", "bernoulli": "random", "addcmul": "elementwise",
                 "torch._scaled_mm": "matmul", "nn.functional.unfold": "conv"}  # fmt: skip
     for name, family in expected.items():
         assert placed[name].family == family and placed[name].why, name
-    assert "device profile" in placed["sort"].why and "no recurrent family" in placed["nn.LSTM"].why
+    assert placed["sort"].varied_as == "sorting/sort" and placed["topk"].varied_as == "sorting/topk"
+    assert "sort, topk" in placed["argsort"].why and "no recurrent family" in placed["nn.LSTM"].why
     no_family = sorted(n for n, p in placed.items() if p.family is None)
     assert "flip" in no_family and "reshape" in no_family and "arange" in no_family
     assert all("no arithmetic" in placed[n].why for n in no_family)
     families = {key.split("/")[0] for key in CATALOGUE}
-    assert {"fft", "linalg", "optimizer", "clipping"} <= families
+    assert {"fft", "linalg", "optimizer", "clipping", "sorting"} <= families
 
 
 @pytest.mark.parametrize("name", ["nn.functional.fancy_new_op", "nn.FancyNewModule", "fancy_new_op"])
