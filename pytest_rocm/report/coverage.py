@@ -26,6 +26,7 @@ from pytest_rocm.coverage.families import place
 
 #: outcomes that mean the row ran to a verdict (its values were exercised)
 RAN = ("passed", "xpassed", "failed", "error", "crashed", "timeout", "xfailed")
+_DEVICE_FEATURES = frozenset(r.feature for r in DEVICE_ROWS)
 #: record families whose op key is ``<prefix>/<op>`` (the corpus rows: ``opinfo/<op>[...]``)
 CORPUS_PREFIXES = ("opinfo", "moduleinfo")
 
@@ -74,7 +75,7 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
     """The map over every record of every report; None when no record carries ``info.dims``."""
     ops: dict[str, OpCoverage] = {}
     classes: dict[str, str] = {}
-    any_dims = False
+    any_dims = boundary = False
     ran_features: set[str] = set()
     for report in reports:
         for record in report.get("results") or []:
@@ -85,6 +86,9 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
             if key is None or not isinstance(dims, dict):
                 continue
             any_dims = True
+            boundary = boundary or key in CATALOGUE
+            if record.get("feature") in _DEVICE_FEATURES:  # listed on their own, not as catalogue values
+                continue
             entry_class = (record.get("info") or {}).get("entry_class")
             if isinstance(entry_class, str):
                 classes[key] = entry_class
@@ -105,7 +109,7 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
     # only beside boundary rows: a table of hand-written sweeps or corpus rows does not list them
     device_only = [
         (r.feature, r.cost().text()) for r in DEVICE_ROWS if r.feature not in ran_features
-    ] if any(k in CATALOGUE for k in ops) else []  # fmt: skip
+    ] if boundary else []  # fmt: skip
     return CoverageMap(sorted(ops.values(), key=lambda e: e.key), unreached, _not_varied(ops, classes), device_only)
 
 

@@ -139,6 +139,16 @@ def test_device_profile_rows_are_listed_with_their_cost_beside_boundary_rows() -
     cov = coverage_map([report(boundary, ran, skipped)])
     assert cov is not None and first.feature not in dict(cov.device_only)
     assert DEVICE_ROWS[1].feature in dict(cov.device_only)
+    # a device row's sizes are not counted as values of the catalogue op's dimensions
+    add = (
+        next(e for e in cov.ops if e.key == "elementwise/add")
+        if any(e.key == "elementwise/add" for e in cov.ops)
+        else None
+    )
+    assert add is None or "n2147483649" not in add.checked.get("numel", set())
+    # a report of device rows alone still lists the rest of them
+    cov = coverage_map([report(ran)])
+    assert cov is not None and len(cov.device_only) == len(DEVICE_ROWS) - 1
     # no boundary row: no device listing (a corpus or sweep table is not about the generator)
     sweep = record("operators/x", "passed", {"op": "mysweep", "dims": {"n": "n1"}})
     cov = coverage_map([report(sweep)])
