@@ -294,6 +294,41 @@ def judge(control: dict[str, str], broken: dict[str, str], fired: dict[str, list
     return out
 
 
+def device_reach(work: Path) -> dict[str, list[str]]:
+    """Class -> the device-profile rows whose call meets its condition, on meta tensors of the rows'
+    real shapes and dtypes (those rows skip on a CPU: whether they *catch* it needs a GPU)."""
+    import torch
+
+    sys.path[:0] = [str(work), str(ROOT / "suites" / "operators")]
+    os.environ["EVAL_CLASSES"] = "all"
+    import boundary_device
+    import eval_rocm_classes as plugin
+
+    from pytest_rocm.coverage.catalogue_device import DEVICE_ROWS
+
+    reach: dict[str, list[str]] = defaultdict(list)
+    for row in DEVICE_ROWS:
+        built = boundary_device.builder(row.key, row.dims)([t.shape for t in row.inputs], "meta")
+        args = [a.to(getattr(torch, row.dtype)) if a.is_floating_point() else a for a in built.args]
+        plugin.FIRED.clear()
+        with plugin.Break(), PatchedLstm(plugin, torch):
+            built.fn(*args)
+        for name in plugin.FIRED:
+            reach[name].append(row.feature)
+    return reach
+
+
+class PatchedLstm:
+    def __init__(self, plugin: object, torch: object) -> None:
+        self.plugin, self.vf = plugin, torch._VF  # type: ignore[attr-defined]
+
+    def __enter__(self) -> None:
+        self.vf.lstm = self.plugin.lstm_patched(self.vf.lstm)  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        del self.vf.lstm
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", default="ci,full")
@@ -301,6 +336,7 @@ def main() -> int:
     parser.add_argument("-n", "--workers", type=int, default=2, help="xdist workers (this machine: at most 2)")
     parser.add_argument("-k", dest="select", default="", help="only these rows (a quick look; not the figure)")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--device-reach", action="store_true", help="which classes the device profile reaches (meta)")
     args = parser.parse_args()
     if args.list:
         for name, (url, condition) in CLASSES.items():
@@ -309,6 +345,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rocm-classes-") as tmp:
         work = Path(tmp)
         (work / "eval_rocm_classes.py").write_text(PLUGIN)
+        if args.device_reach:
+            reach = device_reach(work)
+            for name, (url, _) in CLASSES.items():
+                rows = reach.get(name, [])
+                print(f"[device profile] {name:34s} {'reached' if rows else 'not reached'} by {len(rows)} rows "
+                      f"{rows[:2]}  {url}")  # fmt: skip
+            print(f"[device profile] reaches {len(reach)} / {len(CLASSES)} (meta tensors: conditions, not verdicts)")
+            return 0
         for suite in args.suites.split(","):
             for profile in args.profiles.split(","):
                 control, fired_clean, s1 = run(suite, profile, False, work, args.workers, args.select)
