@@ -146,7 +146,8 @@ def _reductions() -> list[DeviceRow]:
 
 def _norm() -> list[DeviceRow]:
     out = []
-    for rows, features in ((262145, 8193), (2097153, 1025)):
+    # the last: rows past 2^23 with a feature count not a multiple of 4 (pytorch#184826's shapes)
+    for rows, features in ((262145, 8193), (2097153, 1025), (8388609, 257)):
         shapes: list[tuple[int, ...] | TensorSpec] = [(rows, features), (features,), (features,)]
         labels = {"rows": f"r{rows}", "features": f"f{features}"}
         out += _rows("norm", "layer_norm", labels, shapes, [(rows, features)], _PAST_INT32)
@@ -191,7 +192,7 @@ def _linalg() -> list[DeviceRow]:
             _PAST_GRID,
             ("float32",),
         )
-    for op in ("inv", "cholesky"):
+    for op in ("inv", "cholesky", "lu_factor"):
         out += _rows(
             "linalg", op, {"batch": f"b{b}", "size": f"n{n}"}, [(b, n, n)], [(b, n, n)], _PAST_GRID, ("float32",)
         )

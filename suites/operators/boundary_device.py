@@ -91,6 +91,8 @@ def _linalg(op: str) -> Callable[[Shapes, str], Case]:
         if op == "solve_triangular":
             a = a.triu()
         if len(shapes) == 1:
+            if op == "lu_factor":  # L and U as one matrix; the pivots of a diagonally dominant matrix are 1..n
+                return Case(lambda a: torch.linalg.lu_factor(a)[0], (a,), grad=False)
             call = {"inv": torch.linalg.inv, "cholesky": torch.linalg.cholesky}[op]
             return Case(call, (a,), grad=False)
         b = pattern(shapes[1], 2, device)
@@ -165,7 +167,7 @@ def builder(key: str, dims: dict[str, str]) -> Callable[[Shapes, str], Case]:
         "indexing/embedding": _embedding,
         "indexing/index_select": _index_select,
         **{f"matmul/{o}": _matmul(o) for o in ("mm", "bmm", "baddbmm")},
-        **{f"linalg/{o}": _linalg(o) for o in ("solve", "solve_triangular", "inv", "cholesky")},
+        **{f"linalg/{o}": _linalg(o) for o in ("solve", "solve_triangular", "inv", "cholesky", "lu_factor")},
         **{f"fft/{o}": _fft(o) for o in ("fft", "rfft", "ifft")},
     }
     return table[key]

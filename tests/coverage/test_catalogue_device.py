@@ -95,3 +95,13 @@ def test_cost_text_never_reads_zero() -> None:
     assert gib(5 * 2**20) == "5.0 MiB"
     small = next(r for r in DEVICE_ROWS if r.key == "linalg/inv")
     assert "0.0" not in small.cost().text()
+
+
+def test_the_last_rounds_gpu_only_classes_are_reached() -> None:
+    """The three public classes the CPU profiles could not reach (docs/coverage.md): batched
+    linalg.solve past 65,536 matrices (pytorch#196745), getrf on huge batches of small matrices
+    (rocSOLVER#987), layer_norm past 2^23 rows with features % 4 != 0 (pytorch#184826)."""
+    shapes = {(r.key, r.inputs[0].shape) for r in DEVICE_ROWS}
+    assert any(k == "linalg/solve" and s[0] > 65536 for k, s in shapes)
+    assert any(k == "linalg/lu_factor" and s[0] > 65536 and s[-1] <= 8 for k, s in shapes)
+    assert any(k == "norm/layer_norm" and s[0] >= 2**23 and s[1] % 4 for k, s in shapes)
