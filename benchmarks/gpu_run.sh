@@ -9,6 +9,9 @@
 #       models, and any other) through `rocm-compat run`, in the `full` scale profile
 #       (PYTEST_ROCM_SCALE), each under its own wall-clock limit: OUTDIR/<suite>/ holds its report
 #       (<label>.json, or <label>.partial.jsonl when the limit or a crash cut it short) and log.txt;
+#       then the device profile as a step of its own, `device` (the boundary rows at sizes a CPU
+#       cannot afford: operators/test_boundary_device.py, serial, each row a few GiB), which the
+#       operators step leaves out;
 #   (d) merges the suites into one report, OUTDIR/report.json (one column of the published table),
 #       and renders it with `rocm-compat table` as OUTDIR/table.md and OUTDIR/table.html;
 #   (e) logs everything to OUTDIR/run.log and writes OUTDIR/summary.md and summary.json (per suite:
@@ -25,7 +28,8 @@
 # default rocm-compat's: backend, torch, ROCm/CUDA, device), GPU_RUN_SCALE (full; --tiny: ci),
 # GPU_RUN_WORKERS (xdist workers, 8; --tiny: 0), GPU_RUN_TEST_TIMEOUT (seconds per test, 60,
 # at most half the suite's limit),
-# GPU_RUN_LIMIT_<SUITE> (seconds for one suite: OPERATORS 150, LIBRARIES 120, MODELS 120),
+# GPU_RUN_LIMIT_<SUITE> (seconds for one suite: OPERATORS 150, LIBRARIES 120, MODELS 120, DEVICE 480),
+# GPU_RUN_DEVICE_TEST_TIMEOUT (seconds per device-profile row, 240, at most half the step's limit),
 # GPU_RUN_LIMIT (any other suite, 45), GPU_RUN_BUDGET (seconds for all suites: scales the defaults),
 # GPU_RUN_TINY_K_<SUITE> (--tiny's -k for a suite), GPU_RUN_COMPARE (reports to put beside this
 # run's column in the table), GPU_RUN_EXTRA_PACKAGES (more packages to install, e.g. xformers),
@@ -112,6 +116,10 @@ discover() {
     [[ $name == _* || $name == .* || " ${KNOWN_SUITES[*]} " == *" $name "* ]] && continue
     has_tests "$dir" && found+=("$name")
   done
+  # the device profile: a step of its own after the suites (its rows are the operators suite's)
+  if [[ " ${found[*]} " == *" operators "* && -f $SUITES_ROOT/operators/test_boundary_device.py ]]; then
+    found+=(device)
+  fi
   if ((${#found[@]})); then printf '%s\n' "${found[@]}"; fi
 }
 mapfile -t SUITES < <(discover)
@@ -130,6 +138,7 @@ default_limit() {
   case $1 in
     operators) echo 150 ;;
     libraries | models) echo 120 ;;
+    device) echo 480 ;;
     *) echo "${GPU_RUN_LIMIT:-45}" ;;
   esac
 }
@@ -162,6 +171,7 @@ tiny_filter() {
     distributed) echo "test_collective and all_reduce" ;;
     known_issues) echo "sort-bool-view or topk-nondeterministic-half-float16" ;;
     corpus) echo "matmul-default and s0 or nn.BatchNorm1d-train and s0" ;;
+    device) echo "test_boundary_device" ;; # ci: its one row, which says where the device rows are
     *) # a suite this script does not know: its first test module
       local first
       first=$(cd "$SUITES_ROOT/$1" && find . -name 'test_*.py' | LC_ALL=C sort | head -n 1)
@@ -174,21 +184,37 @@ suite_command() { # the command line of one suite, in SUITE_CMD
   # one hung test may take half of the suite's time at most: the rest still runs. The rows of
   # known_issues and distributed carry their own timeout markers (up to 600 s), which win over
   # --timeout: their variables cap those markers (and the watchdogs under them) to the same limit
-  local per_test=$((LIMIT[$suite] / 2 < TEST_TIMEOUT ? LIMIT[$suite] / 2 : TEST_TIMEOUT))
+  local wanted=$TEST_TIMEOUT folder=$suite workers=$WORKERS
+  if [[ $suite == device ]]; then # serial: two rows of a few GiB each at once may not fit
+    wanted=${GPU_RUN_DEVICE_TEST_TIMEOUT:-240} folder=operators workers=0
+  fi
+  local per_test=$((LIMIT[$suite] / 2 < wanted ? LIMIT[$suite] / 2 : wanted))
   ((per_test >= 10)) || per_test=10
   SUITE_CMD=(env "PYTEST_ROCM_KNOWN_ISSUES_TIMEOUT=$per_test" "PYTEST_ROCM_DIST_TIMEOUT=$per_test")
-  SUITE_CMD+=("$PY" -m pytest_rocm.cli run --suites "$SUITES_ROOT/$suite" --reports-dir "$OUTDIR/$suite")
+  SUITE_CMD+=("$PY" -m pytest_rocm.cli run --suites "$SUITES_ROOT/$folder" --reports-dir "$OUTDIR/$suite")
   [[ -n $LABEL ]] && SUITE_CMD+=(--label "$LABEL")
   # OUTDIR is this script's: a run again into it replaces all of it (env, logs, merged report),
   # the suites' reports too, never a half of old and new
   SUITE_CMD+=(--replace)
   # --rootdir the suites root (the last --rootdir wins): node ids keep the suite's folder, so the
   # features are operators/..., as in a run of all suites, and the table merges them
-  SUITE_CMD+=(-- --rootdir "$SUITES_ROOT" -n "$WORKERS" --timeout "$per_test" -q)
+  SUITE_CMD+=(-- --rootdir "$SUITES_ROOT" -n "$workers" --timeout "$per_test" -q)
   if [[ -f $SUITES_ROOT/pytest.ini && ! -f $SUITES_ROOT/$suite/pytest.ini ]]; then
     SUITE_CMD+=(-c "$SUITES_ROOT/pytest.ini")
   fi
-  ((TINY)) && SUITE_CMD+=(-k "$(tiny_filter "$suite")")
+  if ((TINY)); then
+    SUITE_CMD+=(-k "$(tiny_filter "$suite")")
+  elif [[ $suite == device ]]; then
+    # the suite's other test files are not even collected: the full boundary arrays alone take a
+    # minute or two to build, for rows this step would deselect
+    local other
+    for other in "$SUITES_ROOT"/operators/test_*.py; do
+      [[ $(basename "$other") == test_boundary_device.py ]] || SUITE_CMD+=("--ignore=$other")
+    done
+    SUITE_CMD+=(-k test_boundary_device)
+  elif [[ $suite == operators && -f $SUITES_ROOT/operators/test_boundary_device.py ]]; then
+    SUITE_CMD+=(-k "not test_boundary_device")
+  fi
   SUITE_CMD+=("${PYTEST_EXTRA[@]}")
   return 0
 }

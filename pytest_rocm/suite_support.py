@@ -7,6 +7,8 @@ llama.cpp row's install line. A test holds the suites to that (tests/layout/test
 
 - operators/test_boundary.py: ``BOUNDARY_CATALOGUE`` (the boundary dimensions per op,
   docs/coverage.md) and ``boundary_row_id(row)`` (a covering-array row's test id, ``m1-k65``);
+- operators/test_boundary_device.py: ``BOUNDARY_DEVICE_ROWS`` (the device profile's rows with their
+  shapes and memory cost) and ``gib(n)`` (a byte count as the cost reads it);
 - operators/test_attention.py: ``sdpa_not_offered_hint(arch, variables)`` (why flash/efficient
   SDPA is not offered on this machine, or ``None``);
 - operators/test_perf.py: ``kernel_names(fn)`` (torch: the kernels a call ran, from the profiler)
@@ -29,6 +31,8 @@ from pytest_rocm._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on first use
     from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
+    from pytest_rocm.coverage.catalogue_device import DEVICE_ROWS as BOUNDARY_DEVICE_ROWS
+    from pytest_rocm.coverage.catalogue_device import gib
     from pytest_rocm.doctor.facts import sdpa_not_offered_hint
     from pytest_rocm.parity.origin import reproducer_sample
     from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
@@ -38,6 +42,8 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
 _LAZY: dict[str, str] = {
     "BOUNDARY_CATALOGUE": "pytest_rocm.coverage.catalogue",
     "boundary_row_id": "pytest_rocm.coverage.catalogue",
+    "BOUNDARY_DEVICE_ROWS": "pytest_rocm.coverage.catalogue_device:DEVICE_ROWS",
+    "gib": "pytest_rocm.coverage.catalogue_device",
     "sdpa_not_offered_hint": "pytest_rocm.doctor.facts",
     "kernel_names": "pytest_rocm.perf.backend",
     "sdpa_backend_from_names": "pytest_rocm.perf.backend",
@@ -47,7 +53,9 @@ _LAZY: dict[str, str] = {
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
     "BOUNDARY_CATALOGUE",
+    "BOUNDARY_DEVICE_ROWS",
     "boundary_row_id",
+    "gib",
     "kernel_names",
     "llama_cpp_install_line",
     "reproducer_sample",

@@ -13,11 +13,19 @@ Why these values:
   decompositions (cholesky, qr, eigh, svd, lu_factor) with batch counts 1, 3, 65 and in ``full``
   513 (one block per matrix: a batch past the batched kernels' grid split), sizes 1, 7, 33, 64;
 * optimizer step: every optimizer of ``optim_db`` that offers ``foreach`` (and ``fused`` where it
-  offers it) with that implementation forced, as a GPU would take it; 41 parameters of mixed sizes
-  (more than the 36 tensors one multi-tensor launch takes at depth 4), ``full`` adds one tensor of
-  70,000 elements (more than one 65,536-element chunk); fp32/fp16/bf16 parameters;
+  offers it) with that implementation forced, as a GPU would take it; 113 parameters of mixed sizes
+  (more than the most tensors one multi-tensor launch takes at any depth: 110 at depth 1, 64, 48,
+  36, 30 at depths 2-5, ATen's ``depth_to_max_tensors``: every foreach op of every optimizer runs
+  more than one launch), ``full`` adds one tensor of 70,000 elements (more than one 65,536-element
+  chunk); fp32/fp16/bf16 parameters;
 * gradient clipping: ``clip_grad_norm_`` with ``foreach`` on and off, norm types 2, inf and 1,
-  the same mixed sizes, a total norm below and above ``max_norm``.
+  the same mixed sizes, a total norm below and above ``max_norm``;
+* sorting (``sort``, ``topk``): line lengths 1, 17, 257 (past a 256-element one-block sort), 1025,
+  4097 (past the in-register/bitonic sizes), ``full`` 65537 (a multi-pass radix sort); 1 and 7
+  lines, ``full`` 65536 (one past the 65535 grid-y limit); along the last or first dim, transposed
+  storage; ties, a NaN, infinities; ascending/descending and stable sort; topk's k 1, 5 and half
+  the line, largest or smallest. A row returns the values and the input gathered at the returned
+  indices (any tie order passes, a wrong index does not), and a stable sort's indices themselves.
 """
 
 from __future__ import annotations
@@ -25,7 +33,13 @@ from __future__ import annotations
 from pytest_rocm.coverage.arrays import Exclude
 from pytest_rocm.coverage.catalogue_types import DTYPE, Axis, OpSpace
 
-__all__ = ["MORE", "OPTIMIZERS"]
+__all__ = ["MORE", "MULTI_TENSOR_MAX", "OPTIMIZERS", "PARAMS"]
+
+#: the most tensors one multi-tensor launch takes, per depth (the number of tensor lists) 1-5:
+#: ATen's MultiTensorApply ``depth_to_max_tensors``
+MULTI_TENSOR_MAX = (110, 64, 48, 36, 30)
+#: the parameter count of an optimizer / clipping row: past every depth's launch
+PARAMS = max(MULTI_TENSOR_MAX) + 3
 
 #: the optimizers of ``optim_db`` the generator steps: name -> implementations it forces
 #: (``tests/coverage/test_families.py`` checks this against the installed torch's optim_db)
@@ -102,7 +116,7 @@ _OPTIM = tuple(
         name.lower(),
         (
             Axis("impl", impls),
-            Axis("params", ("p41_mixed",), ("p41_chunked",)),
+            Axis("params", (f"p{PARAMS}_mixed",), (f"p{PARAMS}_chunked",)),
             # ci time: the options beyond the defaults are full's (an optimizer row costs ~0.2 s of CPU)
             Axis("options", ("defaults",), ("weight_decay" if name != "Rprop" else "maximize",)),
             DTYPE,
@@ -118,12 +132,36 @@ _CLIP = (
         (
             Axis("foreach", ("foreach", "for_loop")),
             Axis("norm_type", ("l2", "inf", "l1")),
-            Axis("params", ("p41_mixed",), ("p41_chunked",)),
+            Axis("params", (f"p{PARAMS}_mixed",), (f"p{PARAMS}_chunked",)),
             Axis("scale", ("clipped", "not_clipped")),
             DTYPE,
         ),
     ),
 )
 
+_SORT_AXES = (
+    Axis("rows", ("r1", "r7"), ("r65536",)),
+    Axis("length", ("l1", "l17", "l257", "l1025", "l4097"), ("l65537",)),
+    Axis("dim", ("last", "first")),
+    Axis("layout", ("contiguous", "transposed")),
+    Axis("values", ("randn", "ties", "nan", "neg_inf")),
+    DTYPE,
+)
+_SORT_COST = Exclude({"rows": {"r65536"}, "length": {"l1025", "l4097", "l65537"}}, "CPU time of the reference")
+_SORTING = (
+    OpSpace(
+        "sorting",
+        "sort",
+        (*_SORT_AXES, Axis("order", ("ascending", "descending")), Axis("stable", ("stable", "unstable"))),
+        (_SORT_COST,),
+    ),
+    OpSpace(
+        "sorting",
+        "topk",
+        (*_SORT_AXES, Axis("k", ("k1", "k5", "k_half")), Axis("largest", ("largest", "smallest"))),
+        (_SORT_COST, Exclude({"k": {"k5"}, "length": {"l1"}}, "k is larger than the line")),
+    ),
+)
+
 #: the families above, ``family/op`` -> space
-MORE: dict[str, OpSpace] = {s.key: s for s in (*_FFT, *_LINALG, *_OPTIM, *_CLIP)}
+MORE: dict[str, OpSpace] = {s.key: s for s in (*_FFT, *_LINALG, *_OPTIM, *_CLIP, *_SORTING)}

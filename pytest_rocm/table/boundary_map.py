@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_rocm.coverage.catalogue import CATALOGUE
+from pytest_rocm.coverage.catalogue_device import DEVICE_ROWS
 from pytest_rocm.coverage.families import place
 
 #: outcomes that mean the row ran to a verdict (its values were exercised)
 RAN = ("passed", "xpassed", "failed", "error", "crashed", "timeout", "xfailed")
+_DEVICE_FEATURES = frozenset(r.feature for r in DEVICE_ROWS)
 #: record families whose op key is ``<prefix>/<op>`` (the corpus rows: ``opinfo/<op>[...]``)
 CORPUS_PREFIXES = ("opinfo", "moduleinfo")
 
@@ -50,6 +52,8 @@ class CoverageMap:
     unreached: list[str]
     #: corpus ops (``opinfo/<op>``) the boundary generator does not vary: (key, why)
     not_varied: list[tuple[str, str]] = field(default_factory=list)
+    #: device-profile rows no report ran (sizes a CPU cannot afford): (row, its memory cost)
+    device_only: list[tuple[str, str]] = field(default_factory=list)
 
 
 def op_key(record: Mapping[str, Any]) -> str | None:
@@ -71,14 +75,20 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
     """The map over every record of every report; None when no record carries ``info.dims``."""
     ops: dict[str, OpCoverage] = {}
     classes: dict[str, str] = {}
-    any_dims = False
+    any_dims = boundary = False
+    ran_features: set[str] = set()
     for report in reports:
         for record in report.get("results") or []:
+            if record.get("outcome") in RAN:
+                ran_features.add(str(record.get("feature")))
             key = op_key(record)
             dims = (record.get("info") or {}).get("dims")
             if key is None or not isinstance(dims, dict):
                 continue
             any_dims = True
+            boundary = boundary or key in CATALOGUE
+            if record.get("feature") in _DEVICE_FEATURES:  # listed on their own, not as catalogue values
+                continue
             entry_class = (record.get("info") or {}).get("entry_class")
             if isinstance(entry_class, str):
                 classes[key] = entry_class
@@ -96,7 +106,11 @@ def coverage_map(reports: Sequence[Mapping[str, Any]]) -> CoverageMap | None:
         return None
     reached = {k for k, e in ops.items() if e.rows_ran}
     unreached = [k for k in CATALOGUE if k not in reached]
-    return CoverageMap(sorted(ops.values(), key=lambda e: e.key), unreached, _not_varied(ops, classes))
+    # only beside boundary rows: a table of hand-written sweeps or corpus rows does not list them
+    device_only = [
+        (r.feature, r.cost().text()) for r in DEVICE_ROWS if r.feature not in ran_features
+    ] if boundary else []  # fmt: skip
+    return CoverageMap(sorted(ops.values(), key=lambda e: e.key), unreached, _not_varied(ops, classes), device_only)
 
 
 def _not_varied(ops: Mapping[str, OpCoverage], classes: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -122,8 +136,15 @@ def summary_line(cov: CoverageMap) -> str:
     return (
         f"{len(cov.ops)} ops with recorded dimensions; {values - unchecked} of {values} dimension values "
         f"checked, {unchecked} not checked; {len(cov.unreached)} ops of the boundary catalogue not reached"
-        + (f"; {len(cov.not_varied)} corpus ops not varied by the generator." if cov.not_varied else ".")
+        + (f"; {len(cov.not_varied)} corpus ops not varied by the generator" if cov.not_varied else "")
+        + (f"; {len(cov.device_only)} device-profile rows not run." if cov.device_only else ".")
     )
+
+
+_DEVICE_SUMMARY = (
+    "<details><summary>Device profile only ({n} rows not run: sizes a CPU cannot afford; they run in "
+    "<code>full</code> on a GPU with the memory, e.g. benchmarks/gpu_run.sh)</summary>"
+)
 
 
 def _esc(text: str) -> str:
@@ -144,6 +165,9 @@ def markdown_section(cov: CoverageMap) -> list[str]:
             "</details>",
             "",
         ]
+    if cov.device_only:
+        out += [_DEVICE_SUMMARY.format(n=len(cov.device_only)), "", *(f"- {_esc(f)}: {c}" for f, c in cov.device_only)]
+        out += ["", "</details>", ""]
     out += [
         "<details><summary>Per op and dimension: values checked / not checked</summary>",
         "",
@@ -177,6 +201,9 @@ def html_section(cov: CoverageMap) -> str:
             f"<details><summary>Not varied by the boundary generator ({len(cov.not_varied)} corpus ops)</summary>"
             f"<ul>{items}</ul></details>"
         )
+    if cov.device_only:
+        items = "".join(f"<li>{e(f)}: {e(c)}</li>" for f, c in cov.device_only)
+        parts.append(f"{_DEVICE_SUMMARY.format(n=len(cov.device_only))}<ul>{items}</ul></details>")
     parts.append(
         "<details><summary>Per op and dimension: values checked / not checked</summary><table>"
         "<thead><tr><th>op</th><th>rows run</th><th>dimension</th><th>checked</th><th>not checked</th></tr></thead><tbody>"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from boundary import Case, num, randn
+from boundary import Case, laid_out, num, randn, values
 
 Row = dict[str, str]
 
@@ -102,13 +102,15 @@ def linalg(op: str) -> Callable[[Row], Case]:
 
 
 # -- optimizer steps and gradient clipping -------------------------------------------------------
-#: 41 tensors (more than one multi-tensor launch at depth 4 takes: 36), sizes mixed; ``chunked``
-#: adds one of 70,000 elements (more than one 65,536-element chunk)
-_SIZES = {"p41_mixed": (1, 3, 17, 65, 1025, *([5] * 36)), "p41_chunked": (1, 3, 17, 65, 70000, *([5] * 36))}
+def _sizes(label: str) -> tuple[int, ...]:
+    """``p113_mixed``: 113 tensors (more than one multi-tensor launch takes at any depth), sizes
+    mixed; ``p113_chunked``: one of them 70,000 elements (more than one 65,536-element chunk)."""
+    count = num(label.split("_")[0])
+    return (1, 3, 17, 65, 70000 if label.endswith("_chunked") else 1025, *([5] * (count - 5)))
 
 
 def _params(label: str) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    sizes = _SIZES[label]
+    sizes = _sizes(label)
     return [randn(s, seed=i) for i, s in enumerate(sizes)], [randn(s, seed=100 + i) for i, s in enumerate(sizes)]
 
 
@@ -161,11 +163,39 @@ def clip_grad_norm(r: Row) -> Case:
     return Case(fn, tuple(grads), grad=False, options={"reduction_length": sum(g.numel() for g in grads)})
 
 
+# -- sorting -----------------------------------------------------------------------------------
+def sorting(op: str) -> Callable[[Row], Case]:
+    def build(r: Row) -> Case:
+        rows, length = num(r["rows"]), num(r["length"])
+        first = r["dim"] == "first"
+        dim = 0 if first else 1
+        x = values((length, rows) if first else (rows, length), r["values"], r["dtype"], seed=1)
+
+        def fn(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            x = laid_out(x, r["layout"])
+            if op == "sort":
+                stable = r["stable"] == "stable"
+                out, idx = torch.sort(x, dim=dim, descending=r["order"] == "descending", stable=stable)
+            else:
+                k = max(length // 2, 1) if r["k"] == "k_half" else num(r["k"])
+                out, idx = torch.topk(x, k, dim=dim, largest=r["largest"] == "largest")
+            # the input at the returned indices: any order of ties passes, a wrong index does not;
+            # a stable sort's indices are defined, so they are compared too
+            extra = (idx,) if op == "sort" and r["stable"] == "stable" else ()
+            return (out, x.gather(dim, idx), *extra)
+
+        return Case(fn, (x,), grad=False)
+
+    return build
+
+
 BUILDERS: dict[str, Callable[[Row], Case]] = {
     **{f"fft/{op}": fft(op) for op in ("fft", "ifft", "rfft", "irfft", "irfft_nonhermitian", "hfft")},
     "linalg/solve_triangular": solve_triangular,
     **{f"linalg/{op}": linalg(op) for op in ("solve", "cholesky", "qr", "eigh", "svdvals", "lu_factor", "inv")},
     "clipping/clip_grad_norm_": clip_grad_norm,
+    "sorting/sort": sorting("sort"),
+    "sorting/topk": sorting("topk"),
 }
 
 

@@ -87,6 +87,24 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_dry_run_runs_the_device_profile_as_its_own_serial_step(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = gpu_run(tmp_path, str(out), "--dry-run", timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = {
+        line.split("--reports-dir ")[1].split()[0]: line
+        for line in done.stdout.splitlines()
+        if "--reports-dir " in line
+    }
+    device, operators = lines[str(out / "device")], lines[str(out / "operators")]
+    assert f"--suites {bundled_suites() / 'operators'} " in device and "timeout 480 " in device
+    assert " -n 0 --timeout 240 " in device and device.endswith("-k test_boundary_device > device/log.txt")
+    assert f"--ignore={bundled_suites() / 'operators' / 'test_boundary.py'} " in device  # not even collected
+    assert "test_boundary_device.py" not in device
+    assert "-k not\\ test_boundary_device" in operators  # the operators step leaves them to it
+    assert "suite device (limit 480 s, scale full)" in done.stdout
+
+
 def test_dry_run_limits_budget_only_and_install(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -143,11 +161,15 @@ def test_tiny_runs_every_bundled_suite_end_to_end(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     suites = suites_with_tests(bundled_suites())
     summary = json.loads((out / "summary.json").read_text())
-    assert sorted(r["suite"] for r in summary["suites"]) == suites
+    assert sorted(r["suite"] for r in summary["suites"]) == sorted([*suites, "device"])
     for row in summary["suites"]:
         assert not row["hit_limit"] and row["report"], row
         document = load_report(out / row["report"])
-        assert {r["suite"] for r in document["results"]} <= {row["suite"]}  # features keep their suite
+        own = "operators" if row["suite"] == "device" else row["suite"]  # the device rows are the operators suite's
+        assert {r["suite"] for r in document["results"]} <= {own}  # features keep their suite
+        if row["suite"] == "device":  # ci on a CPU: the one row that says where the device rows run
+            (skip,) = document["results"]
+            assert skip["outcome"] == "skipped" and "device-profile rows run in the full profile" in str(skip)
     merged = load_report(out / "report.json")
     assert merged["scale"] == "ci" and merged["results"]
     assert {"operators", "libraries", "models"} <= {r["suite"] for r in merged["results"]}

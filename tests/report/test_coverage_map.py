@@ -120,3 +120,31 @@ def test_no_section_without_dimensions(tmp_path: Path, capsys) -> None:
     path.write_text(json.dumps(report(record("operators/x", "passed", {}))))
     assert main(["table", str(path)]) == 0
     assert "## Coverage" not in capsys.readouterr().out
+
+
+def test_device_profile_rows_are_listed_with_their_cost_beside_boundary_rows() -> None:
+    from pytest_rocm.coverage.catalogue_device import DEVICE_ROWS
+
+    boundary = record("boundary/matmul/mm[x]", "passed", {**MM, "dims": {"m": "m1"}})
+    cov = coverage_map([report(boundary)])
+    assert cov is not None and len(cov.device_only) == len(DEVICE_ROWS)
+    first = DEVICE_ROWS[0]
+    assert (first.feature, first.cost().text()) in cov.device_only
+    text = "\n".join(markdown_section(cov))
+    assert "Device profile only" in text and f"- {first.feature}: {first.cost().text()}" in text
+    assert f"{len(DEVICE_ROWS)} device-profile rows not run" in text
+    # a device row that ran (on a GPU) is not listed; a skipped one still is
+    ran = record(first.feature, "passed", {"op": first.op, "family": first.family, "dims": first.dims})
+    skipped = record(DEVICE_ROWS[1].feature, "skipped", {"op": "add", "family": "elementwise", "dims": {}})
+    cov = coverage_map([report(boundary, ran, skipped)])
+    assert cov is not None and first.feature not in dict(cov.device_only)
+    assert DEVICE_ROWS[1].feature in dict(cov.device_only)
+    # a device row's sizes are not counted as values of the catalogue op's dimensions
+    assert [e.key for e in cov.ops] == ["matmul/mm"]  # no elementwise/add entry with numel n2147483649
+    # a report of device rows alone still lists the rest of them
+    cov = coverage_map([report(ran)])
+    assert cov is not None and len(cov.device_only) == len(DEVICE_ROWS) - 1
+    # no boundary row: no device listing (a corpus or sweep table is not about the generator)
+    sweep = record("operators/x", "passed", {"op": "mysweep", "dims": {"n": "n1"}})
+    cov = coverage_map([report(sweep)])
+    assert cov is not None and cov.device_only == []
