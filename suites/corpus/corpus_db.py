@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import random
+import sys
 import unittest
+import zlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
@@ -49,6 +53,9 @@ class Row:
     problem: str | None = field(default=None, compare=False, hash=False)
     #: the database entry's class (``UnaryUfuncInfo``, ...): the coverage map places the op by it
     entry_class: str = field(default="", compare=False, hash=False)
+    #: how many samples the row's sample list holds (None: all): a thin ci row generates only the
+    #: first few, at collection and again at the call (the same list: seeded)
+    window: int | None = field(default=None, compare=False, hash=False)
 
     @property
     def feature(self) -> str:
@@ -181,26 +188,69 @@ def tolerance_overrides(decorators: Sequence[Any], dtype: str) -> dict[str, floa
 # ---- samples ------------------------------------------------------------------------------------
 def seeded(seed: int) -> None:
     torch.manual_seed(seed)
-    import random
-
     random.seed(seed)
 
 
 @lru_cache(maxsize=16)  # rows of one op run one after another: keep the last few ops' samples
-def op_samples(name: str, variant: str, dtype: str, source: str) -> list[Any]:
+def op_samples(name: str, variant: str, dtype: str, source: str, window: int | None = None) -> list[Any]:
     """The entry's SampleInputs on the CPU (``source``: ``s`` sample_inputs, ``r`` reference_inputs),
-    generated with gradients where the op has them; the same list every call (seeded)."""
+    generated with gradients where the op has them; the same list every call (seeded). ``window``:
+    only the first that many (a generator stops there: some entries make 1,000+ samples, seconds)."""
     entry = entries("opinfo")[(name, variant)]
-    seeded(0)
     grad = bool(getattr(entry, "supports_autograd", False))
     make = entry.sample_inputs if source == "s" else entry.reference_inputs
+    with _no_test_lookup():
+        for requires_grad in (grad, False) if grad else (False,):
+            seeded(0)
+            try:
+                return list(itertools.islice(make("cpu", torch_dtype(dtype), requires_grad=requires_grad), window))
+            except Exception:
+                if not requires_grad:
+                    raise
+    raise AssertionError("unreachable")  # the last try re-raises
+
+
+#: what OpInfo's sample iterators call by their module's global name, and what we give them
+_LOOKUP_MODULES = ("torch.testing._internal.common_utils", "torch.testing._internal.opinfo.core")
+
+
+@contextmanager
+def _no_test_lookup() -> Iterator[None]:
+    """Two costs of OpInfo's sample iterators that buy nothing outside PyTorch's own test classes:
+    they look for the running ``unittest`` test (its per-sample skips, a seed from its name) by
+    walking the stack with ``inspect.stack()``, which reads the source of every frame (under
+    pytest's deep stack ~0.1 s of CPU per sample list, most of the ci collection); no unittest
+    test runs here, so the answer is None: given at once. And they seed every sample with
+    ``torch.manual_seed``, which on a build without a GPU queues a lazy seed per device type with
+    a formatted stack each (ms per sample, and the queue grows); the samples are made on the CPU,
+    so seeding the CPU generator (and ``random``, numpy, as ``set_rng_seed`` does) gives the same
+    samples."""
+    saved = []
+    for module in map(sys.modules.get, _LOOKUP_MODULES):
+        for attr, fast in (("extract_test_fn", _no_test), ("set_rng_seed", _seed_cpu)):
+            if module is not None and hasattr(module, attr):
+                saved.append((module, attr, getattr(module, attr)))
+                setattr(module, attr, fast)
     try:
-        return list(make("cpu", torch_dtype(dtype), requires_grad=grad))
-    except Exception:
-        if not grad:
-            raise
-        seeded(0)
-        return list(make("cpu", torch_dtype(dtype), requires_grad=False))
+        yield
+    finally:
+        for module, attr, original in saved:
+            setattr(module, attr, original)
+
+
+def _no_test() -> None:
+    return None
+
+
+def _seed_cpu(seed: int | None = None) -> None:
+    utils = sys.modules["torch.testing._internal.common_utils"]
+    seed = utils.SEED if seed is None else seed
+    torch.default_generator.manual_seed(seed)
+    random.seed(seed)
+    if getattr(utils, "TEST_NUMPY", False):
+        import numpy
+
+        numpy.random.seed(seed)
 
 
 @dataclass
@@ -231,7 +281,10 @@ def module_samples(name: str, dtype: str, training: bool) -> list[ModuleSample]:
 
 # ---- the dimensions a sample exercises ---------------------------------------------------------
 def layout_of(t: torch.Tensor) -> str:
-    """contiguous / channels_last / transposed / expanded / noncontiguous / storage_offset."""
+    """contiguous / channels_last / transposed / expanded / noncontiguous / storage_offset, or the
+    layout of a tensor without strides (``sparse_csr``, ``sparse_coo``...)."""
+    if t.layout != torch.strided:  # sparse tensors have no strides to read
+        return str(t.layout).removeprefix("torch.")
     if t.storage_offset() != 0:
         return "storage_offset"
     if t.is_contiguous():
@@ -298,6 +351,39 @@ def pick_diverse(samples: Iterator[tuple[int, dict[str, str]]], limit: int | Non
         if len(kept) >= limit:
             break
     return kept
+
+
+#: the layouts a thin ci row prefers: GPU libraries pick another kernel (or a copy) for them
+UNUSUAL_LAYOUTS = ("transposed", "noncontiguous", "expanded", "storage_offset", "channels_last", "channels_last_3d")
+
+
+def pick_new_condition(dims: Sequence[dict[str, str]], key: str) -> int | None:
+    """The one sample a thin ci row runs: a *new condition*, not always sample 0. Among the samples
+    that hold tensor values (an empty one compares nothing: a wrong kernel cannot fail it; a
+    factory's sizes have no tensor to move to the device), the first
+
+    1. whose first tensor has an unusual layout (:data:`UNUSUAL_LAYOUTS`), else
+    2. whose (rank, layout, size class, keyword names) differ from the first sample's, else
+    3. the one ``crc32(key)`` picks: the samples all share one condition, and rotating by the
+       entry's name spreads the corpus's rows over every index instead of always the first.
+
+    None when there is no sample at all."""
+    if not dims:
+        return None
+    # a sample with tensor values first; one without a tensor (a factory's sizes) before an empty one
+    full = (
+        [i for i, d in enumerate(dims) if d.get("numel") in ("small", "scalar")]
+        or [i for i, d in enumerate(dims) if d.get("numel") != "empty"]
+        or list(range(len(dims)))
+    )
+    for i in full:
+        if dims[i].get("layout") in UNUSUAL_LAYOUTS:
+            return i
+    first = signature(dims[full[0]])
+    for i in full[1:]:
+        if signature(dims[i]) != first:
+            return i
+    return full[zlib.crc32(key.encode()) % len(full)]
 
 
 def batched(items: Sequence[Any], n: int) -> Iterator[tuple[Any, ...]]:

@@ -146,6 +146,67 @@ def test_the_ci_pick_keeps_new_conditions_in_order() -> None:
     assert corpus_db.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
 
 
+def test_ci_reaches_every_entry_of_both_databases_or_says_why() -> None:
+    """The gate runs ``ci``: an entry outside it is one the gate never checks. Computed from the
+    installed torch's op_db and module_db, so an entry a new torch adds cannot be forgotten: every
+    (op, variant) and every module has a ci row, and an entry none of whose rows can run here
+    carries the reason in its row (the report prints it as the skip)."""
+    ops = corpus_rows.opinfo_rows("ci", "cpu", "cpu")
+    modules = corpus_rows.moduleinfo_rows("ci")
+    by_entry: dict[tuple[str, str], list[corpus_db.Row]] = {}
+    for row in ops:
+        by_entry.setdefault((row.name, row.variant), []).append(row)
+    for row in modules:
+        by_entry.setdefault((row.name, "module"), []).append(row)
+    entries = set(corpus_db.entries("opinfo")) | {(n, "module") for n, _ in corpus_db.entries("moduleinfo")}
+    assert entries - set(by_entry) == set(), "entries of the databases without a ci row"
+    silent = [k for k, rows in by_entry.items() if all(r.problem is not None for r in rows) and not all(
+        r.problem and k[0] in r.problem for r in rows
+    )]  # fmt: skip
+    assert silent == []
+    runnable = [k for k, rows in by_entry.items() if any(r.problem is None for r in rows)]
+    assert len(runnable) >= 0.95 * len(by_entry)  # what cannot run here is the exception, not the rule
+    # the thin tier: one row per entry outside the deep lists, not always the first sample
+    deep = set(corpus_rows.ci_ops()) | {(n, "module") for n in corpus_rows.CI_MODULES}
+    thin = [rows for k, rows in by_entry.items() if k not in deep]
+    assert all(len(rows) == 1 for rows in thin)
+    picked = [rows[0].sample for rows in thin if rows[0].problem is None]
+    assert picked.count("s0") < len(picked) / 4
+
+
+def test_the_thin_pick_prefers_a_new_condition_holding_values() -> None:
+    empty = {"rank": "1", "layout": "contiguous", "numel": "empty"}
+    plain = {"rank": "2", "layout": "contiguous", "numel": "small"}
+    assert corpus_db.pick_new_condition([empty, plain, {**plain, "layout": "transposed"}], "a") == 2
+    assert corpus_db.pick_new_condition([empty, plain, plain, {**plain, "kwargs": "dim"}], "a") == 3
+    same = [plain] * 5
+    picks = {corpus_db.pick_new_condition(same, name) for name in ("abs", "sin", "cos", "exp", "tan", "log")}
+    assert len(picks) > 1 and picks <= set(range(5))  # rotated over the indices, by name
+    assert corpus_db.pick_new_condition([empty], "a") == 0 and corpus_db.pick_new_condition([], "a") is None
+
+
+@pytest.mark.parametrize("op", ["nn.functional.conv2d", "linalg.solve", "addcmul"])
+def test_the_fast_sample_iteration_makes_the_same_samples(op: str) -> None:
+    """The adapter skips OpInfo's stack walk and its seeding of every device type (the ci
+    collection's main cost): the samples must be the very ones OpInfo makes without that."""
+    entry = corpus_db.entries("opinfo")[(op, "default")]
+
+    def make() -> list[torch.Tensor]:
+        corpus_db.seeded(0)
+        samples = list(entry.sample_inputs("cpu", torch.float32, requires_grad=True))[:6]
+        return corpus_db.tensors([(s.input, s.args, s.kwargs) for s in samples])
+
+    plain = make()
+    with corpus_db._no_test_lookup():
+        fast = make()
+    assert len(plain) == len(fast) > 0
+    assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(plain, fast, strict=True))
+    # a thin row's window is the head of the full list, sample for sample
+    head, full = (corpus_db.op_samples(op, "default", "float32", "s", n) for n in (3, None))
+    both = [corpus_db.tensors([(s.input, s.args, s.kwargs) for s in x]) for x in (head, full[:3])]
+    assert all(torch.equal(a, b) for a, b in zip(*both, strict=True))
+
+
 def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
     import corpus_calls
 
@@ -223,6 +284,49 @@ def test_the_cpu_baseline_catches_a_wrong_low_precision_result(
         bad = [p for p in broken[feature]["parity"] if not p["ok"]]
         assert bad and all("running_mean" in p["name"] and p["mode"] == "model" for p in bad), (feature, bad)
     assert corpus_calls_module().criterion("cuda") == "cpu-relative"  # a GPU keeps PyTorch's criterion
+
+
+#: a bug of one op outside the deep lists: atan2's result 5 % off in every fp32/fp16/bf16 run (the
+#: CPU's same-dtype run included), float64 untouched (the reference and the yardstick)
+BREAK_ATAN2 = """
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+LOW = (torch.float32, torch.float16, torch.bfloat16)
+
+
+class Break(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in (torch.ops.aten.atan2.default, torch.ops.aten.atan2.out) and out.dtype in LOW:
+            return out * 1.05
+        return out
+
+
+@pytest.fixture(autouse=True)
+def broken_atan2():
+    with Break():
+        yield
+"""
+
+
+def test_a_thin_ci_row_catches_a_wrong_low_precision_result(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """atan2 is in no deep list: its one thin ci row (float32, one sample) fails on the CPU
+    baseline when atan2's low-precision result is wrong; hypot's row (not broken) passes, and the
+    clean run is green."""
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "atan2,hypot")
+    select = ("--rocm-scale=ci", "-k", "test_opinfo")
+    clean = run_suite(pytester, suite, *select)
+    assert {f.split("[")[0] for f in clean} == {"opinfo/atan2", "opinfo/hypot"} and len(clean) == 2
+    assert {r["outcome"] for r in clean.values()} == {"passed"}
+    broken = run_suite(pytester, suite, *select, plugin=BREAK_ATAN2)
+    failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
+    assert failed == {f for f in clean if f.startswith("opinfo/atan2[default-float32-")}
+    bad = [p for p in broken[failed.pop()]["parity"] if not p["ok"]]
+    assert bad and all(p["name"] == "atan2" and p["mode"] == "model" for p in bad), bad
 
 
 def corpus_calls_module() -> Any:
