@@ -357,13 +357,15 @@ def pick_diverse(samples: Iterator[tuple[int, dict[str, str]]], limit: int | Non
 UNUSUAL_LAYOUTS = ("transposed", "noncontiguous", "expanded", "storage_offset", "channels_last", "channels_last_3d")
 
 
-def pick_new_condition(dims: Sequence[dict[str, str]], key: str) -> int | None:
+def pick_new_condition(dims: Sequence[dict[str, str]], key: str, taken: Sequence[int] = ()) -> int | None:
     """The one sample a thin ci row runs: a *new condition*, not always sample 0. Among the samples
     that hold tensor values (an empty one compares nothing: a wrong kernel cannot fail it; a
-    factory's sizes have no tensor to move to the device), the first
+    factory's sizes have no tensor to move to the device), other than those ``taken`` by the
+    entry's other rows while there are others, the first
 
     1. whose first tensor has an unusual layout (:data:`UNUSUAL_LAYOUTS`), else
-    2. whose (rank, layout, size class, keyword names) differ from the first sample's, else
+    2. whose (rank, layout, size class, keyword names) differ from the first sample's and the
+       taken ones', else
     3. the one ``crc32(key)`` picks: the samples all share one condition, and rotating by the
        entry's name spreads the corpus's rows over every index instead of always the first.
 
@@ -376,14 +378,15 @@ def pick_new_condition(dims: Sequence[dict[str, str]], key: str) -> int | None:
         or [i for i, d in enumerate(dims) if d.get("numel") != "empty"]
         or list(range(len(dims)))
     )
-    for i in full:
+    left = [i for i in full if i not in taken] or full
+    for i in left:
         if dims[i].get("layout") in UNUSUAL_LAYOUTS:
             return i
-    first = signature(dims[full[0]])
-    for i in full[1:]:
-        if signature(dims[i]) != first:
+    seen = {signature(dims[i]) for i in (full[0], *taken) if i < len(dims)}
+    for i in left:
+        if signature(dims[i]) not in seen:
             return i
-    return full[zlib.crc32(key.encode()) % len(full)]
+    return left[zlib.crc32(key.encode()) % len(left)]
 
 
 def batched(items: Sequence[Any], n: int) -> Iterator[tuple[Any, ...]]:

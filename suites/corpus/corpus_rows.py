@@ -25,6 +25,7 @@ collection, and collecting the whole full corpus generates every sample (minutes
 from __future__ import annotations
 
 import fnmatch
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -83,6 +84,10 @@ CI_MODULE_SAMPLES = 2
 MODES = ("train", "eval")
 #: the thin tier's dtype: the first of these the entry lists on the device
 THIN_DTYPES = ("float32", "float16", "bfloat16")
+#: and its second row's, where the first is float32: half precision, where ROCm's kernels break
+#: most; fp16 or bf16 by ``crc32`` of the entry's name (the other where the entry lists only it),
+#: so that both reach every family
+THIN_LOW = ("float16", "bfloat16")
 #: samples a thin row chooses among: generating every sample of every entry costs ~20 s of CPU
 #: (a few entries make 1,000+), the first few hold the conditions the pick looks for
 THIN_WINDOW = 8
@@ -125,7 +130,7 @@ def opinfo_rows(scale: str, device_type: str, backend: str, only: Sequence[str] 
     if scale == "ci":  # the thin tier: every other entry, one row each
         deep = set(ci_ops())
         for name, variant in sorted(k for k in table if k not in deep and wanted(k[0], only)):
-            rows.append(_thin_op_row(table[(name, variant)], name, variant, device_type, backend))
+            rows.extend(_thin_op_rows(table[(name, variant)], name, variant, device_type, backend))
     for name, variant in keys:
         entry = table.get((name, variant))
         for dtype in db.DTYPES:
@@ -153,20 +158,37 @@ def _op_rows(entry: Any, name: str, variant: str, dtype: str, limit: int | None,
             )
 
 
-def _thin_op_row(entry: Any, name: str, variant: str, device_type: str, backend: str) -> db.Row:
-    """The thin tier's row of one entry: one dtype, one sample of a new condition; a row that
-    cannot run here says why (``problem``)."""
+def _thin_op_rows(entry: Any, name: str, variant: str, device_type: str, backend: str) -> list[db.Row]:
+    """The thin tier's rows of one entry: float32 (else the first of ``THIN_DTYPES`` it lists) and a
+    half-precision dtype, one sample of a new condition each (another one for the second where
+    the entry has another); a row that cannot run here says why (``problem``)."""
+    key = f"{name}.{variant}"
     dtype = next((d for d in THIN_DTYPES if _lists(entry, device_type, backend, d)), None)
     if dtype is None:
         why = f"OpInfo lists no {'/'.join(THIN_DTYPES)} for {name} on {backend}: the corpus compares floating results"
-        return db.Row("opinfo", name, variant, THIN_DTYPES[0], db.NO_SAMPLE, problem=why)
+        return [db.Row("opinfo", name, variant, THIN_DTYPES[0], db.NO_SAMPLE, problem=why)]
+    first = _thin_op_row(entry, name, variant, dtype, key, ())
+    low = _low(key, lambda d: _lists(entry, device_type, backend, d)) if dtype == THIN_DTYPES[0] else None
+    if low is None or first.problem is not None:
+        return [first]
+    return [first, _thin_op_row(entry, name, variant, low, key, (int(first.sample[1:]),))]
+
+
+def _low(key: str, lists: Any) -> str | None:
+    """The second thin row's dtype: ``THIN_LOW`` rotated by the entry's name, the other where the
+    entry lists only that; None where it lists neither."""
+    turn = zlib.crc32(key.encode()) % len(THIN_LOW)
+    return next((d for d in (*THIN_LOW[turn:], *THIN_LOW[:turn]) if lists(d)), None)
+
+
+def _thin_op_row(entry: Any, name: str, variant: str, dtype: str, key: str, taken: tuple[int, ...]) -> db.Row:
     try:
         samples = db.op_samples(name, variant, dtype, "s", THIN_WINDOW)
         dims = [_op_dims(s, dtype, variant, f"s{i}") for i, s in enumerate(samples)]
     except Exception as exc:
         why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         return db.Row("opinfo", name, variant, dtype, f"s-{db.NO_SAMPLE}", problem=why)
-    i = db.pick_new_condition(dims, f"{name}.{variant}")
+    i = db.pick_new_condition(dims, key, taken)
     if i is None:
         why = f"OpInfo entry {name!r} makes no {dtype} sample on the CPU"
         return db.Row("opinfo", name, variant, dtype, db.NO_SAMPLE, problem=why)
@@ -203,7 +225,8 @@ def moduleinfo_rows(scale: str, only: Sequence[str] = ()) -> list[db.Row]:
     limit = CI_MODULE_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
     if scale == "ci":  # the thin tier: every other module, one row
-        rows.extend(_thin_module_row(n) for n in sorted(n for n, _ in table) if n not in CI_MODULES and wanted(n, only))
+        for n in sorted(n for n, _ in table if n not in CI_MODULES and wanted(n, only)):
+            rows.extend(_thin_module_rows(n))
     for name in names:
         entry = table.get((name, "default"))
         for mode in MODES:
@@ -228,15 +251,25 @@ def _module_rows(name: str, mode: str, dtype: str, limit: int | None) -> Iterato
         yield db.Row("moduleinfo", name, mode, dtype, f"s{i}", dims=dims[i][1])
 
 
-def _thin_module_row(name: str) -> db.Row:
-    mode, dtype = THIN_MODE, THIN_DTYPES[0]
+def _thin_module_rows(name: str) -> list[db.Row]:
+    """float32 and a half-precision dtype (``_low``: every module runs both), train mode."""
+    first = _thin_module_row(name, THIN_DTYPES[0], ())
+    if first.problem is not None:
+        return [first]
+    low = _low(name, lambda d: True)
+    assert low is not None
+    return [first, _thin_module_row(name, low, (int(first.sample[1:]),))]
+
+
+def _thin_module_row(name: str, dtype: str, taken: tuple[int, ...]) -> db.Row:
+    mode = THIN_MODE
     try:
         samples = db.module_samples(name, dtype, mode == "train")
         dims = [_module_dims(s, dtype, mode, f"s{i}") for i, s in enumerate(samples)]
     except Exception as exc:
         why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
-    i = db.pick_new_condition(dims, name)
+    i = db.pick_new_condition(dims, name, taken)
     if i is None:
         why = f"ModuleInfo entry {name!r} makes no {dtype} forward input"
         return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)

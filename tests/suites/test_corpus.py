@@ -169,9 +169,14 @@ def test_ci_reaches_every_entry_of_both_databases_or_says_why() -> None:
     # the thin tier: one row per entry outside the deep lists, not always the first sample
     deep = set(corpus_rows.ci_ops()) | {(n, "module") for n in corpus_rows.CI_MODULES}
     thin = [rows for k, rows in by_entry.items() if k not in deep]
-    assert all(len(rows) == 1 for rows in thin)
+    assert all(len(rows) in (1, 2) and len({r.dtype for r in rows}) == len(rows) for rows in thin)
     picked = [rows[0].sample for rows in thin if rows[0].problem is None]
     assert picked.count("s0") < len(picked) / 4
+    # the second row: half precision, fp16 and bf16 both, mostly on another sample than the first
+    pairs = [rows for rows in thin if len(rows) == 2]
+    assert len(pairs) >= 0.8 * len(picked)
+    assert {rows[1].dtype for rows in pairs} == {"float16", "bfloat16"}
+    assert sum(rows[0].sample != rows[1].sample for rows in pairs) >= 0.5 * len(pairs)
 
 
 def test_the_thin_pick_prefers_a_new_condition_holding_values() -> None:
@@ -183,6 +188,12 @@ def test_the_thin_pick_prefers_a_new_condition_holding_values() -> None:
     picks = {corpus_db.pick_new_condition(same, name) for name in ("abs", "sin", "cos", "exp", "tan", "log")}
     assert len(picks) > 1 and picks <= set(range(5))  # rotated over the indices, by name
     assert corpus_db.pick_new_condition([empty], "a") == 0 and corpus_db.pick_new_condition([], "a") is None
+    # a second row of the entry: another sample, of another condition where there is one
+    kinds = [plain, {**plain, "rank": "3"}, plain, {**plain, "kwargs": "dim"}]
+    assert corpus_db.pick_new_condition(kinds, "a") == 1
+    assert corpus_db.pick_new_condition(kinds, "a", taken=(1,)) == 3
+    assert corpus_db.pick_new_condition([plain, plain], "a", taken=(0,)) == 1
+    assert corpus_db.pick_new_condition([plain], "a", taken=(0,)) == 0  # nothing else: the same one
 
 
 @pytest.mark.parametrize("op", ["nn.functional.conv2d", "linalg.solve", "addcmul"])
