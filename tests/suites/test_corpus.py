@@ -325,19 +325,21 @@ def broken_atan2():
 def test_a_thin_ci_row_catches_a_wrong_low_precision_result(
     pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """atan2 is in no deep list: its one thin ci row (float32, one sample) fails on the CPU
-    baseline when atan2's low-precision result is wrong; hypot's row (not broken) passes, and the
-    clean run is green."""
+    """atan2 is in no deep list: its two thin ci rows (float32 and fp16, one sample each) fail on
+    the CPU baseline when atan2's low-precision result is wrong; hypot's rows (not broken) pass,
+    and the clean run is green."""
     monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "atan2,hypot")
     select = ("--rocm-scale=ci", "-k", "test_opinfo")
     clean = run_suite(pytester, suite, *select)
-    assert {f.split("[")[0] for f in clean} == {"opinfo/atan2", "opinfo/hypot"} and len(clean) == 2
+    assert {f.split("[")[0] for f in clean} == {"opinfo/atan2", "opinfo/hypot"} and len(clean) == 4
     assert {r["outcome"] for r in clean.values()} == {"passed"}
     broken = run_suite(pytester, suite, *select, plugin=BREAK_ATAN2)
     failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
-    assert failed == {f for f in clean if f.startswith("opinfo/atan2[default-float32-")}
-    bad = [p for p in broken[failed.pop()]["parity"] if not p["ok"]]
-    assert bad and all(p["name"] == "atan2" and p["mode"] == "model" for p in bad), bad
+    atan2 = {f for f in clean if f.startswith("opinfo/atan2[")}
+    assert failed == atan2 and {clean[f]["info"]["dims"]["dtype"] for f in atan2} == {"float32", "float16"}
+    for feature in failed:  # caught on atan2's output, against the computed yardstick
+        bad = [p for p in broken[feature]["parity"] if not p["ok"]]
+        assert bad and all(p["name"] == "atan2" and p["mode"] == "model" for p in bad), bad
 
 
 def corpus_calls_module() -> Any:
