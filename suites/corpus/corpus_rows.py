@@ -8,7 +8,7 @@ samples of *new* conditions: a sample is kept when its (rank, layout, size class
 differ from those already kept, up to ``CI_SAMPLES``. *Thin*: every other OpInfo entry (op and
 variant) and every other ModuleInfo entry gets one row: one dtype (``THIN_DTYPES``: float32, else
 the first the entry lists on the device), one sample of a new condition among its first
-``THIN_WINDOW`` (``corpus_db.pick_new_condition``), modules in ``THIN_MODE``. An entry that has no
+``THIN_WINDOW`` (``corpus_dims.pick_new_condition``), modules in ``THIN_MODE``. An entry that has no
 such row here (no floating dtype, no sample) still gets its row, skipped with the reason: the gate
 names every entry. Deterministic for a given torch: the same samples in the same order (OpInfo
 seeds each sample).
@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import corpus_db as db
+import corpus_dims as dims_
 
 #: ops of the ci profile, by family (OpInfo names; the variant follows a dot-free ``:``)
 CI_OPS: dict[str, tuple[str, ...]] = {
@@ -152,7 +153,7 @@ def _op_rows(entry: Any, name: str, variant: str, dtype: str, limit: int | None,
             why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
             yield db.Row("opinfo", name, variant, dtype, f"{source}-{db.NO_SAMPLE}", problem=why)
             continue
-        for i in db.pick_diverse(iter(dims), limit):
+        for i in dims_.pick_diverse(iter(dims), limit):
             yield db.Row(
                 "opinfo", name, variant, dtype, f"{source}{i}", dims=dims[i][1], entry_class=type(entry).__name__
             )
@@ -188,7 +189,7 @@ def _thin_op_row(entry: Any, name: str, variant: str, dtype: str, key: str, take
     except Exception as exc:
         why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         return db.Row("opinfo", name, variant, dtype, f"s-{db.NO_SAMPLE}", problem=why)
-    i = db.pick_new_condition(dims, key, taken)
+    i = dims_.pick_new_condition(dims, key, taken)
     if i is None:
         why = f"OpInfo entry {name!r} makes no {dtype} sample on the CPU"
         return db.Row("opinfo", name, variant, dtype, db.NO_SAMPLE, problem=why)
@@ -205,7 +206,7 @@ def _lists(entry: Any, device_type: str, backend: str, dtype: str) -> bool:
 
 
 def _op_dims(sample: Any, dtype: str, variant: str, sample_id: str) -> dict[str, str]:
-    return db.sample_dims(sample.input, (*sample.args, sample.kwargs), dtype, variant, sample_id)
+    return dims_.sample_dims(sample.input, (*sample.args, sample.kwargs), dtype, variant, sample_id)
 
 
 # ---- ModuleInfo rows ----------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def _module_rows(name: str, mode: str, dtype: str, limit: int | None) -> Iterato
         why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         yield db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
         return
-    for i in db.pick_diverse(iter(dims), limit):
+    for i in dims_.pick_diverse(iter(dims), limit):
         yield db.Row("moduleinfo", name, mode, dtype, f"s{i}", dims=dims[i][1])
 
 
@@ -269,7 +270,7 @@ def _thin_module_row(name: str, dtype: str, taken: tuple[int, ...]) -> db.Row:
     except Exception as exc:
         why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
-    i = db.pick_new_condition(dims, name, taken)
+    i = dims_.pick_new_condition(dims, name, taken)
     if i is None:
         why = f"ModuleInfo entry {name!r} makes no {dtype} forward input"
         return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
@@ -277,7 +278,7 @@ def _thin_module_row(name: str, dtype: str, taken: tuple[int, ...]) -> db.Row:
 
 
 def _module_dims(sample: db.ModuleSample, dtype: str, mode: str, sample_id: str) -> dict[str, str]:
-    dims = db.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
+    dims = dims_.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
     dims["mode"] = mode
     ctor = [k for k in sample.constructor_kwargs]
     if ctor:

@@ -28,6 +28,7 @@ SUITE = ROOT / "suites" / "corpus"
 sys.path.insert(0, str(SUITE))
 sys.path.insert(0, str(ROOT / "tests"))
 import corpus_db  # noqa: E402
+import corpus_dims  # noqa: E402
 import corpus_mutants  # noqa: E402
 import corpus_rows  # noqa: E402
 from suite_runs import run_suite  # noqa: E402
@@ -142,8 +143,8 @@ def test_the_entry_filter_matches_names_by_glob() -> None:
 
 def test_the_ci_pick_keeps_new_conditions_in_order() -> None:
     dims = [{"rank": "2"}, {"rank": "2"}, {"rank": "3"}, {"rank": "3", "layout": "transposed"}, {"rank": "1"}]
-    assert corpus_db.pick_diverse(iter(enumerate(dims)), 3) == [0, 2, 3]
-    assert corpus_db.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
+    assert corpus_dims.pick_diverse(iter(enumerate(dims)), 3) == [0, 2, 3]
+    assert corpus_dims.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
 
 
 def test_ci_reaches_every_entry_of_both_databases_or_says_why() -> None:
@@ -182,18 +183,18 @@ def test_ci_reaches_every_entry_of_both_databases_or_says_why() -> None:
 def test_the_thin_pick_prefers_a_new_condition_holding_values() -> None:
     empty = {"rank": "1", "layout": "contiguous", "numel": "empty"}
     plain = {"rank": "2", "layout": "contiguous", "numel": "small"}
-    assert corpus_db.pick_new_condition([empty, plain, {**plain, "layout": "transposed"}], "a") == 2
-    assert corpus_db.pick_new_condition([empty, plain, plain, {**plain, "kwargs": "dim"}], "a") == 3
+    assert corpus_dims.pick_new_condition([empty, plain, {**plain, "layout": "transposed"}], "a") == 2
+    assert corpus_dims.pick_new_condition([empty, plain, plain, {**plain, "kwargs": "dim"}], "a") == 3
     same = [plain] * 5
-    picks = {corpus_db.pick_new_condition(same, name) for name in ("abs", "sin", "cos", "exp", "tan", "log")}
+    picks = {corpus_dims.pick_new_condition(same, name) for name in ("abs", "sin", "cos", "exp", "tan", "log")}
     assert len(picks) > 1 and picks <= set(range(5))  # rotated over the indices, by name
-    assert corpus_db.pick_new_condition([empty], "a") == 0 and corpus_db.pick_new_condition([], "a") is None
+    assert corpus_dims.pick_new_condition([empty], "a") == 0 and corpus_dims.pick_new_condition([], "a") is None
     # a second row of the entry: another sample, of another condition where there is one
     kinds = [plain, {**plain, "rank": "3"}, plain, {**plain, "kwargs": "dim"}]
-    assert corpus_db.pick_new_condition(kinds, "a") == 1
-    assert corpus_db.pick_new_condition(kinds, "a", taken=(1,)) == 3
-    assert corpus_db.pick_new_condition([plain, plain], "a", taken=(0,)) == 1
-    assert corpus_db.pick_new_condition([plain], "a", taken=(0,)) == 0  # nothing else: the same one
+    assert corpus_dims.pick_new_condition(kinds, "a") == 1
+    assert corpus_dims.pick_new_condition(kinds, "a", taken=(1,)) == 3
+    assert corpus_dims.pick_new_condition([plain, plain], "a", taken=(0,)) == 1
+    assert corpus_dims.pick_new_condition([plain], "a", taken=(0,)) == 0  # nothing else: the same one
 
 
 @pytest.mark.parametrize("op", ["nn.functional.conv2d", "linalg.solve", "addcmul"])
@@ -205,7 +206,7 @@ def test_the_fast_sample_iteration_makes_the_same_samples(op: str) -> None:
     def make() -> list[torch.Tensor]:
         corpus_db.seeded(0)
         samples = list(entry.sample_inputs("cpu", torch.float32, requires_grad=True))[:6]
-        return corpus_db.tensors([(s.input, s.args, s.kwargs) for s in samples])
+        return corpus_dims.tensors([(s.input, s.args, s.kwargs) for s in samples])
 
     plain = make()
     with corpus_db._no_test_lookup():
@@ -214,7 +215,7 @@ def test_the_fast_sample_iteration_makes_the_same_samples(op: str) -> None:
     assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(plain, fast, strict=True))
     # a thin row's window is the head of the full list, sample for sample
     head, full = (corpus_db.op_samples(op, "default", "float32", "s", n) for n in (3, None))
-    both = [corpus_db.tensors([(s.input, s.args, s.kwargs) for s in x]) for x in (head, full[:3])]
+    both = [corpus_dims.tensors([(s.input, s.args, s.kwargs) for s in x]) for x in (head, full[:3])]
     assert all(torch.equal(a, b) for a, b in zip(*both, strict=True))
 
 
@@ -226,9 +227,9 @@ def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
         out = corpus_calls.relayout(like.contiguous(), like)
         assert out.stride() == like.stride() and out.storage_offset() == like.storage_offset()
         assert torch.equal(out, like)
-    assert corpus_db.layout_of(base[1:, 2:]) == "storage_offset"
-    assert corpus_db.layout_of(base.t()) == "transposed"
-    assert corpus_db.layout_of(base[:, ::2]) == "noncontiguous"
+    assert corpus_dims.layout_of(base[1:, 2:]) == "storage_offset"
+    assert corpus_dims.layout_of(base.t()) == "transposed"
+    assert corpus_dims.layout_of(base[:, ::2]) == "noncontiguous"
 
 
 def test_a_lazily_conjugated_output_is_compared_as_its_values() -> None:
