@@ -6,8 +6,8 @@ softmax, reductions and scans, pooling and interpolation, indexing and sorting, 
 elementwise math, losses, embeddings, RNNs), in fp32/fp16/bf16, and per op and dtype the first
 samples of *new* conditions: a sample is kept when its (rank, layout, size class, keyword names)
 differ from those already kept, up to ``CI_SAMPLES``. *Thin*: every other OpInfo entry (op and
-variant) and every other ModuleInfo entry gets one row: one dtype (``THIN_DTYPES``: float32, else
-the first the entry lists on the device), one sample of a new condition among its first
+variant) and every other ModuleInfo entry gets two rows: float32 (``THIN_DTYPES``: else the first
+the entry lists on the device) and a half-precision one (``THIN_LOW``), each one sample of a new condition among its first
 ``THIN_WINDOW`` (``corpus_dims.pick_new_condition``), modules in ``THIN_MODE``. An entry that has no
 such row here (no floating dtype, no sample) still gets its row, skipped with the reason: the gate
 names every entry. Deterministic for a given torch: the same samples in the same order (OpInfo
@@ -128,7 +128,7 @@ def opinfo_rows(scale: str, device_type: str, backend: str, only: Sequence[str] 
     keys = [k for k in (ci_ops() if scale == "ci" else sorted(table)) if wanted(k[0], only)]
     limit = CI_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
-    if scale == "ci":  # the thin tier: every other entry, one row each
+    if scale == "ci":  # the thin tier: every other entry, float32 and half precision
         deep = set(ci_ops())
         for name, variant in sorted(k for k in table if k not in deep and wanted(k[0], only)):
             rows.extend(_thin_op_rows(table[(name, variant)], name, variant, device_type, backend))
@@ -225,7 +225,7 @@ def moduleinfo_rows(scale: str, only: Sequence[str] = ()) -> list[db.Row]:
     names = [n for n in (list(CI_MODULES) if scale == "ci" else sorted(n for n, _ in table)) if wanted(n, only)]
     limit = CI_MODULE_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
-    if scale == "ci":  # the thin tier: every other module, one row
+    if scale == "ci":  # the thin tier: every other module, float32 and half precision
         for n in sorted(n for n, _ in table if n not in CI_MODULES and wanted(n, only)):
             rows.extend(_thin_module_rows(n))
     for name in names:
