@@ -1,6 +1,6 @@
 """Time of every bundled suite in one scale profile, serially, on the CPU: per suite and in total.
 
-    python benchmarks/bench_ci_profile.py                       # ci profile, all suites (budget 180 s)
+    python benchmarks/bench_ci_profile.py                       # ci profile, all suites (budget 300 s)
     python benchmarks/bench_ci_profile.py --scale full -k sdpa  # full profile, -k passed to pytest
     python benchmarks/bench_ci_profile.py --suites operators,models
     python benchmarks/bench_ci_profile.py --memory              # largest full rows, estimated from shapes
@@ -15,8 +15,9 @@ pytest's summary line and the slowest rows. Suites are the folders under suites/
 so a suite added later is timed too (the corpus suite among them); the last lines give each
 suite's share of the total. ``--record`` writes the totals of an unfiltered run of every suite
 (items; with a run, CPU and wall seconds) into ``benchmarks/figures.json``, which the docs quote
-(``benchmarks/figures.py``). The ci budget is 180 s serial on 2 cores; the script prints
-figures and never fails on them (timing is not a test). ``full`` on a CPU is slow (minutes per
+(``benchmarks/figures.py``). The ci budget is 5 minutes (300 s) serial on 2 cores, all suites;
+the verdict line reads wall time, which a busy machine inflates: read the CPU time beside it. The
+script prints figures and never fails on them (timing is not a test). ``full`` on a CPU is slow (minutes per
 SDPA or SDXL row): select rows with ``-k``.
 """
 
@@ -36,7 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
-BUDGET_S = {"ci": 180.0}
+BUDGET_S = {"ci": 300.0}
 GIB = 1 << 30
 
 

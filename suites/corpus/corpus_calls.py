@@ -18,6 +18,7 @@ from typing import Any
 import corpus_db as db
 import torch
 import torch.utils._pytree as pytree
+from corpus_limits import not_run
 
 #: torch.testing.assert_close's (rtol, atol) per dtype: an OpInfo override only ever loosens these
 ASSERT_CLOSE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
@@ -38,48 +39,6 @@ def criterion(device_type: str) -> str:
 #: exact op does not; measured on the clean ci corpus (docs/corpus.md), far below a wrong result
 #: of a few percent
 MODEL_FACTOR = 10.0
-
-
-#: rows the CPU backend's own low-precision kernels get wrong by more than the model criterion
-#: allows, measured on the clean ci corpus (torch 2.13, x86): expected failures on the CPU baseline
-#: only (``xfail``, not strict: the figure stays in the report); on a GPU they run as usual
-CPU_LIMITS: tuple[tuple[str, frozenset[str], str | None, str], ...] = (
-    (
-        "nn.functional.grid_sample",
-        frozenset({"float16", "bfloat16"}),
-        None,
-        "the CPU computes the sampling coordinates in the dtype: normwise 0.0025 (fp16) / 0.017 (bf16) "
-        "where rounding each op's result costs 0.00016 / 0.0016; bf16 grid gradient 0.18",
-    ),
-    (
-        "nn.Embedding",
-        frozenset({"bfloat16"}),
-        None,
-        "the CPU sums the weight gradient of repeated indices in bf16: -35.5 for -36.9 (normwise 0.023, "
-        "the yardstick 0.0023)",
-    ),
-    (
-        "nn.functional.layer_norm",
-        frozenset({"float32"}),
-        "s2",
-        "a weight gradient whose exact value is 1e-13 (cancellation): the CPU's float32 gives -3.7e-5",
-    ),
-    (
-        "nn.functional.rms_norm",
-        frozenset({"float16"}),
-        "s0",
-        "the CPU's fp16 rms_norm backward: input gradient normwise 0.0002 where rounding each op's "
-        "result costs nothing measurable (its float64 decomposition is exact here)",
-    ),
-)
-
-
-def cpu_limit(name: str, dtype: str, sample: str) -> str | None:
-    """Why a row is a measured limit of the CPU backend (see ``CPU_LIMITS``), or None."""
-    for op, dtypes, only, why in CPU_LIMITS:
-        if name == op and dtype in dtypes and (only is None or sample == only):
-            return why
-    return None
 
 
 def criterion_options(device_type: str) -> dict[str, object]:
@@ -143,6 +102,8 @@ def _convert(t: torch.Tensor, like: torch.Tensor | None) -> torch.Tensor:
 
 # ---- OpInfo --------------------------------------------------------------------------------------
 def op_call(row: db.Row, device_type: str, backend: str) -> Call:
+    if (why := not_run(row.name, row.variant, device_type)) is not None:
+        raise Skip(f"{row.name} is not run on {device_type}: {why}")
     entry = db.entries("opinfo")[(row.name, row.variant)]
     decorators = db.decorations(entry, db.COMPARE_TEST, device_type, row.dtype)
     if (why := db.known_skip(decorators)) is not None:
@@ -150,7 +111,7 @@ def op_call(row: db.Row, device_type: str, backend: str) -> Call:
     if not db.supported(entry, device_type, backend, row.dtype):
         raise Skip(f"OpInfo lists no {row.dtype} for {row.name} on {backend}")
     source, index = row.sample[0], int(row.sample[1:])
-    sample = db.op_samples(row.name, row.variant, row.dtype, source)[index]
+    sample = db.op_samples(row.name, row.variant, row.dtype, source, row.window)[index]
     leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
     is_tensor = [isinstance(x, torch.Tensor) for x in leaves]
     grad = (
@@ -161,6 +122,9 @@ def op_call(row: db.Row, device_type: str, backend: str) -> Call:
     passed = [i for i, x in enumerate(leaves) if is_tensor[i] and (x.requires_grad or not grad)]
     if not passed:
         raise Skip(f"sample {row.sample} of {row.name} has no tensor argument to compare on a device")
+    sparse = next((leaves[i].layout for i in passed if leaves[i].layout != torch.strided), None)
+    if sparse is not None:
+        raise Skip(f"sample {row.sample} of {row.name} passes a {sparse} tensor: parity compares strided tensors")
     op = entry.op
 
     def call(*xs: torch.Tensor) -> Any:
@@ -201,11 +165,23 @@ def module_call(row: db.Row, device_type: str) -> Call:
     listed = db.torch_dtype(row.dtype) in set(entry.supported_dtypes(device_type))
     sample = db.module_samples(row.name, row.dtype, row.variant == "train")[int(row.sample[1:])]
     db.seeded(0)
-    module = entry.module_cls(*sample.constructor_args, **sample.constructor_kwargs).float()
+    module = entry.module_cls(*sample.constructor_args, **sample.constructor_kwargs)
+    if getattr(module, "has_uninitialized_params", lambda: False)():
+        # a lazy module makes its (float32) parameters on its first forward: give it one, in float32
+        as_float = pytree.tree_map(
+            lambda t: t.detach().float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t,
+            (sample.forward_args, sample.forward_kwargs),
+        )
+        with torch.no_grad():
+            module(*as_float[0], **as_float[1])
+    module = module.float()
     module.train(row.variant == "train")
     leaves, spec = pytree.tree_flatten((sample.forward_args, sample.forward_kwargs))
     is_tensor = [isinstance(x, torch.Tensor) for x in leaves]
-    passed = [i for i, x in enumerate(leaves) if is_tensor[i] and x.is_floating_point()]
+    floats = [i for i, x in enumerate(leaves) if is_tensor[i] and x.is_floating_point()]
+    # the inputs ModuleInfo differentiates get gradients; a loss's target (no requires_grad) is
+    # held: some losses have no derivative for it (soft_margin_loss raises)
+    passed = [i for i in floats if leaves[i].requires_grad] or floats
     grad = any(p.requires_grad for p in module.parameters()) or any(leaves[i].requires_grad for i in passed)
 
     def step(*xs: torch.Tensor) -> Any:

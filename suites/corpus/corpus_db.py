@@ -17,14 +17,16 @@ from __future__ import annotations
 import contextlib
 import importlib
 import itertools
+import random
+import sys
 import unittest
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 
 OPINFO_MODULE = "torch.testing._internal.common_methods_invocations"
 MODULEINFO_MODULE = "torch.testing._internal.common_modules"
@@ -50,6 +52,9 @@ class Row:
     problem: str | None = field(default=None, compare=False, hash=False)
     #: the database entry's class (``UnaryUfuncInfo``, ...): the coverage map places the op by it
     entry_class: str = field(default="", compare=False, hash=False)
+    #: how many samples the row's sample list holds (None: all): a thin ci row generates only the
+    #: first few, at collection and again at the call (the same list: seeded)
+    window: int | None = field(default=None, compare=False, hash=False)
 
     @property
     def feature(self) -> str:
@@ -194,26 +199,69 @@ def tolerance_overrides(decorators: Sequence[Any], dtype: str) -> dict[str, floa
 # ---- samples ------------------------------------------------------------------------------------
 def seeded(seed: int) -> None:
     torch.manual_seed(seed)
-    import random
-
     random.seed(seed)
 
 
 @lru_cache(maxsize=16)  # rows of one op run one after another: keep the last few ops' samples
-def op_samples(name: str, variant: str, dtype: str, source: str) -> list[Any]:
+def op_samples(name: str, variant: str, dtype: str, source: str, window: int | None = None) -> list[Any]:
     """The entry's SampleInputs on the CPU (``source``: ``s`` sample_inputs, ``r`` reference_inputs),
-    generated with gradients where the op has them; the same list every call (seeded)."""
+    generated with gradients where the op has them; the same list every call (seeded). ``window``:
+    only the first that many (a generator stops there: some entries make 1,000+ samples, seconds)."""
     entry = entries("opinfo")[(name, variant)]
-    seeded(0)
     grad = bool(getattr(entry, "supports_autograd", False))
     make = entry.sample_inputs if source == "s" else entry.reference_inputs
+    with _no_test_lookup():
+        for requires_grad in (grad, False) if grad else (False,):
+            seeded(0)
+            try:
+                return list(itertools.islice(make("cpu", torch_dtype(dtype), requires_grad=requires_grad), window))
+            except Exception:
+                if not requires_grad:
+                    raise
+    raise AssertionError("unreachable")  # the last try re-raises
+
+
+#: what OpInfo's sample iterators call by their module's global name, and what we give them
+_LOOKUP_MODULES = ("torch.testing._internal.common_utils", "torch.testing._internal.opinfo.core")
+
+
+@contextmanager
+def _no_test_lookup() -> Iterator[None]:
+    """Two costs of OpInfo's sample iterators that buy nothing outside PyTorch's own test classes:
+    they look for the running ``unittest`` test (its per-sample skips, a seed from its name) by
+    walking the stack with ``inspect.stack()``, which reads the source of every frame (under
+    pytest's deep stack ~0.1 s of CPU per sample list, most of the ci collection); no unittest
+    test runs here, so the answer is None: given at once. And they seed every sample with
+    ``torch.manual_seed``, which on a build without a GPU queues a lazy seed per device type with
+    a formatted stack each (ms per sample, and the queue grows); the samples are made on the CPU,
+    so seeding the CPU generator (and ``random``, numpy, as ``set_rng_seed`` does) gives the same
+    samples."""
+    saved = []
+    for module in map(sys.modules.get, _LOOKUP_MODULES):
+        for attr, fast in (("extract_test_fn", _no_test), ("set_rng_seed", _seed_cpu)):
+            if module is not None and hasattr(module, attr):
+                saved.append((module, attr, getattr(module, attr)))
+                setattr(module, attr, fast)
     try:
-        return list(make("cpu", torch_dtype(dtype), requires_grad=grad))
-    except Exception:
-        if not grad:
-            raise
-        seeded(0)
-        return list(make("cpu", torch_dtype(dtype), requires_grad=False))
+        yield
+    finally:
+        for module, attr, original in saved:
+            setattr(module, attr, original)
+
+
+def _no_test() -> None:
+    return None
+
+
+def _seed_cpu(seed: int | None = None) -> None:
+    utils = sys.modules["torch.testing._internal.common_utils"]
+    seed = utils.SEED if seed is None else seed
+    torch.default_generator.manual_seed(seed)
+    random.seed(seed)
+    if getattr(utils, "TEST_NUMPY", False):
+        import numpy
+
+        numpy.random.seed(seed)
 
 
 @dataclass
@@ -240,77 +288,6 @@ def module_samples(name: str, dtype: str, training: bool) -> list[ModuleSample]:
         c, f = m.constructor_input, m.forward_input
         out.append(ModuleSample(tuple(c.args), dict(c.kwargs), tuple(f.args), dict(f.kwargs), str(m.desc or "")))
     return out
-
-
-# ---- the dimensions a sample exercises ---------------------------------------------------------
-def layout_of(t: torch.Tensor) -> str:
-    """contiguous / channels_last / transposed / expanded / noncontiguous / storage_offset."""
-    if t.storage_offset() != 0:
-        return "storage_offset"
-    if t.is_contiguous():
-        return "contiguous"
-    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last):
-        return "channels_last"
-    if t.dim() == 5 and t.is_contiguous(memory_format=torch.channels_last_3d):
-        return "channels_last_3d"
-    if any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape, strict=True)):
-        return "expanded"
-    if _dense(t):
-        return "transposed"
-    return "noncontiguous"
-
-
-def _dense(t: torch.Tensor) -> bool:
-    """Non-overlapping and dense: a permutation of a contiguous tensor."""
-    pairs = sorted((s, n) for s, n in zip(t.stride(), t.shape, strict=True) if n != 1)
-    expected = 1
-    for stride, size in pairs:
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def tensors(obj: Any) -> list[torch.Tensor]:
-    return [leaf for leaf in pytree.tree_leaves(obj) if isinstance(leaf, torch.Tensor)]
-
-
-def sample_dims(first: Any, rest: Any, dtype: str, variant: str, sample: str) -> dict[str, str]:
-    """dtype, variant, sample, and (read off the first tensor) layout, rank, and size class."""
-    dims = {"dtype": dtype, "variant": variant, "sample": sample}
-    ts = tensors(first) or tensors(rest)
-    if ts:
-        t = ts[0]
-        dims["layout"] = layout_of(t)
-        dims["rank"] = str(t.dim())
-        dims["numel"] = "empty" if t.numel() == 0 else ("scalar" if t.dim() == 0 else "small")
-    kwargs = rest[-1] if isinstance(rest, tuple) and rest and isinstance(rest[-1], dict) else {}
-    if kwargs:
-        dims["kwargs"] = ",".join(sorted(kwargs))
-    return dims
-
-
-def signature(dims: dict[str, str]) -> tuple[str, ...]:
-    """What makes two samples different conditions for the ci pick: rank, layout, size, kwargs."""
-    return tuple(dims.get(k, "") for k in ("rank", "layout", "numel", "kwargs"))
-
-
-def pick_diverse(samples: Iterator[tuple[int, dict[str, str]]], limit: int | None) -> list[int]:
-    """Indices of samples in order, keeping one per new :func:`signature`, at most ``limit``
-    (None: every sample)."""
-    if limit is None:
-        return [i for i, _ in samples]
-    seen: set[tuple[str, ...]] = set()
-    kept: list[int] = []
-    for i, dims in samples:
-        sig = signature(dims)
-        if sig in seen:
-            continue
-        seen.add(sig)
-        kept.append(i)
-        if len(kept) >= limit:
-            break
-    return kept
 
 
 def batched(items: Sequence[Any], n: int) -> Iterator[tuple[Any, ...]]:

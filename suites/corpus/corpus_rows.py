@@ -1,11 +1,17 @@
 """Which corpus rows a profile has, and the call each row makes (through the adapter, corpus_db).
 
-``ci``: a fixed list of ops and modules, one or more per family where GPU libraries switch kernels
-(GEMM, convolution, norms, softmax, reductions and scans, pooling and interpolation, indexing and
-sorting, activations and elementwise math, losses, embeddings, RNNs), and per op and dtype the
-first samples of *new* conditions: a sample is kept when its (rank, layout, size class, keyword
-names) differ from those already kept, up to ``CI_SAMPLES``. Deterministic for a given torch: the
-same samples in the same order (OpInfo seeds each sample).
+``ci`` reaches every entry of both databases, in two tiers. *Deep*: a fixed list of ops and
+modules, one or more per family where GPU libraries switch kernels (GEMM, convolution, norms,
+softmax, reductions and scans, pooling and interpolation, indexing and sorting, activations and
+elementwise math, losses, embeddings, RNNs), in fp32/fp16/bf16, and per op and dtype the first
+samples of *new* conditions: a sample is kept when its (rank, layout, size class, keyword names)
+differ from those already kept, up to ``CI_SAMPLES``. *Thin*: every other OpInfo entry (op and
+variant) and every other ModuleInfo entry gets two rows: float32 (``THIN_DTYPES``: else the first
+the entry lists on the device) and a half-precision one (``THIN_LOW``), each one sample of a new condition among its first
+``THIN_WINDOW`` (``corpus_dims.pick_new_condition``), modules in ``THIN_MODE``. An entry that has no
+such row here (no floating dtype, no sample) still gets its row, skipped with the reason: the gate
+names every entry. Deterministic for a given torch: the same samples in the same order (OpInfo
+seeds each sample).
 
 ``full``: every OpInfo entry and every ModuleInfo entry of the installed torch, every sample of
 ``sample_inputs`` (ids ``s<i>``) and of ``reference_inputs`` (``r<i>``, where the entry has its own),
@@ -19,10 +25,12 @@ collection, and collecting the whole full corpus generates every sample (minutes
 from __future__ import annotations
 
 import fnmatch
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import corpus_db as db
+import corpus_dims as dims_
 
 #: ops of the ci profile, by family (OpInfo names; the variant follows a dot-free ``:``)
 CI_OPS: dict[str, tuple[str, ...]] = {
@@ -75,6 +83,18 @@ CI_MODULES: tuple[str, ...] = (
 )
 CI_MODULE_SAMPLES = 2
 MODES = ("train", "eval")
+#: the thin tier's dtype: the first of these the entry lists on the device
+THIN_DTYPES = ("float32", "float16", "bfloat16")
+#: and its second row's, where the first is float32: half precision, where ROCm's kernels break
+#: most; fp16 or bf16 by ``crc32`` of the entry's name (the other where the entry lists only it),
+#: so that both reach every family
+THIN_LOW = ("float16", "bfloat16")
+#: samples a thin row chooses among: generating every sample of every entry costs ~20 s of CPU
+#: (a few entries make 1,000+), the first few hold the conditions the pick looks for
+THIN_WINDOW = 8
+#: the thin tier's module mode: the forward, the gradients of input and parameters, and the state
+#: a step leaves behind (running statistics) are all compared in train mode
+THIN_MODE = "train"
 
 
 def patterns(text: str | None) -> tuple[str, ...]:
@@ -108,6 +128,10 @@ def opinfo_rows(scale: str, device_type: str, backend: str, only: Sequence[str] 
     keys = [k for k in (ci_ops() if scale == "ci" else sorted(table)) if wanted(k[0], only)]
     limit = CI_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
+    if scale == "ci":  # the thin tier: every other entry, float32 and half precision
+        deep = set(ci_ops())
+        for name, variant in sorted(k for k in table if k not in deep and wanted(k[0], only)):
+            rows.extend(_thin_op_rows(table[(name, variant)], name, variant, device_type, backend))
     for name, variant in keys:
         entry = table.get((name, variant))
         for dtype in db.DTYPES:
@@ -129,14 +153,60 @@ def _op_rows(entry: Any, name: str, variant: str, dtype: str, limit: int | None,
             why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
             yield db.Row("opinfo", name, variant, dtype, f"{source}-{db.NO_SAMPLE}", problem=why)
             continue
-        for i in db.pick_diverse(iter(dims), limit):
+        for i in dims_.pick_diverse(iter(dims), limit):
             yield db.Row(
                 "opinfo", name, variant, dtype, f"{source}{i}", dims=dims[i][1], entry_class=type(entry).__name__
             )
 
 
+def _thin_op_rows(entry: Any, name: str, variant: str, device_type: str, backend: str) -> list[db.Row]:
+    """The thin tier's rows of one entry: float32 (else the first of ``THIN_DTYPES`` it lists) and a
+    half-precision dtype, one sample of a new condition each (another one for the second where
+    the entry has another); a row that cannot run here says why (``problem``)."""
+    key = f"{name}.{variant}"
+    dtype = next((d for d in THIN_DTYPES if _lists(entry, device_type, backend, d)), None)
+    if dtype is None:
+        why = f"OpInfo lists no {'/'.join(THIN_DTYPES)} for {name} on {backend}: the corpus compares floating results"
+        return [db.Row("opinfo", name, variant, THIN_DTYPES[0], db.NO_SAMPLE, problem=why)]
+    first = _thin_op_row(entry, name, variant, dtype, key, ())
+    low = _low(key, lambda d: _lists(entry, device_type, backend, d)) if dtype == THIN_DTYPES[0] else None
+    if low is None or first.problem is not None:
+        return [first]
+    return [first, _thin_op_row(entry, name, variant, low, key, (int(first.sample[1:]),))]
+
+
+def _low(key: str, lists: Any) -> str | None:
+    """The second thin row's dtype: ``THIN_LOW`` rotated by the entry's name, the other where the
+    entry lists only that; None where it lists neither."""
+    turn = zlib.crc32(key.encode()) % len(THIN_LOW)
+    return next((d for d in (*THIN_LOW[turn:], *THIN_LOW[:turn]) if lists(d)), None)
+
+
+def _thin_op_row(entry: Any, name: str, variant: str, dtype: str, key: str, taken: tuple[int, ...]) -> db.Row:
+    try:
+        samples = db.op_samples(name, variant, dtype, "s", THIN_WINDOW)
+        dims = [_op_dims(s, dtype, variant, f"s{i}") for i, s in enumerate(samples)]
+    except Exception as exc:
+        why = f"OpInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
+        return db.Row("opinfo", name, variant, dtype, f"s-{db.NO_SAMPLE}", problem=why)
+    i = dims_.pick_new_condition(dims, key, taken)
+    if i is None:
+        why = f"OpInfo entry {name!r} makes no {dtype} sample on the CPU"
+        return db.Row("opinfo", name, variant, dtype, db.NO_SAMPLE, problem=why)
+    return db.Row(
+        "opinfo", name, variant, dtype, f"s{i}", dims=dims[i], entry_class=type(entry).__name__, window=THIN_WINDOW
+    )
+
+
+def _lists(entry: Any, device_type: str, backend: str, dtype: str) -> bool:
+    try:
+        return db.supported(entry, device_type, backend, dtype)
+    except Exception:  # the entry's dtype fields changed: let the row find out and say so
+        return dtype == THIN_DTYPES[0]
+
+
 def _op_dims(sample: Any, dtype: str, variant: str, sample_id: str) -> dict[str, str]:
-    return db.sample_dims(sample.input, (*sample.args, sample.kwargs), dtype, variant, sample_id)
+    return dims_.sample_dims(sample.input, (*sample.args, sample.kwargs), dtype, variant, sample_id)
 
 
 # ---- ModuleInfo rows ----------------------------------------------------------------------------
@@ -155,6 +225,9 @@ def moduleinfo_rows(scale: str, only: Sequence[str] = ()) -> list[db.Row]:
     names = [n for n in (list(CI_MODULES) if scale == "ci" else sorted(n for n, _ in table)) if wanted(n, only)]
     limit = CI_MODULE_SAMPLES if scale == "ci" else None
     rows: list[db.Row] = []
+    if scale == "ci":  # the thin tier: every other module, float32 and half precision
+        for n in sorted(n for n, _ in table if n not in CI_MODULES and wanted(n, only)):
+            rows.extend(_thin_module_rows(n))
     for name in names:
         entry = table.get((name, "default"))
         for mode in MODES:
@@ -175,12 +248,37 @@ def _module_rows(name: str, mode: str, dtype: str, limit: int | None) -> Iterato
         why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
         yield db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
         return
-    for i in db.pick_diverse(iter(dims), limit):
+    for i in dims_.pick_diverse(iter(dims), limit):
         yield db.Row("moduleinfo", name, mode, dtype, f"s{i}", dims=dims[i][1])
 
 
+def _thin_module_rows(name: str) -> list[db.Row]:
+    """float32 and a half-precision dtype (``_low``: every module runs both), train mode."""
+    first = _thin_module_row(name, THIN_DTYPES[0], ())
+    if first.problem is not None:
+        return [first]
+    low = _low(name, lambda d: True)
+    assert low is not None
+    return [first, _thin_module_row(name, low, (int(first.sample[1:]),))]
+
+
+def _thin_module_row(name: str, dtype: str, taken: tuple[int, ...]) -> db.Row:
+    mode = THIN_MODE
+    try:
+        samples = db.module_samples(name, dtype, mode == "train")
+        dims = [_module_dims(s, dtype, mode, f"s{i}") for i, s in enumerate(samples)]
+    except Exception as exc:
+        why = f"ModuleInfo entry {name!r} changed in this torch: {db.first_line(exc)}"
+        return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
+    i = dims_.pick_new_condition(dims, name, taken)
+    if i is None:
+        why = f"ModuleInfo entry {name!r} makes no {dtype} forward input"
+        return db.Row("moduleinfo", name, mode, dtype, db.NO_SAMPLE, problem=why)
+    return db.Row("moduleinfo", name, mode, dtype, f"s{i}", dims=dims[i])
+
+
 def _module_dims(sample: db.ModuleSample, dtype: str, mode: str, sample_id: str) -> dict[str, str]:
-    dims = db.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
+    dims = dims_.sample_dims(sample.forward_args, (sample.forward_kwargs,), dtype, mode, sample_id)
     dims["mode"] = mode
     ctor = [k for k in sample.constructor_kwargs]
     if ctor:

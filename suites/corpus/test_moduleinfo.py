@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import corpus_calls
 import corpus_db
+import corpus_limits
 import pytest
 import torch
 
@@ -23,7 +24,7 @@ def test_moduleinfo(
 ) -> None:
     record_property(INFO_PROPERTY, module_row.info())
     limit = (
-        corpus_calls.cpu_limit(module_row.name, module_row.dtype, module_row.sample)
+        corpus_limits.cpu_limit(module_row.name, module_row.dtype, module_row.sample)
         if corpus_where[0] == "cpu"
         else None
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import corpus_calls
 import corpus_db
+import corpus_limits
 import pytest
 import torch
 
@@ -20,7 +21,7 @@ def test_opinfo(
     request: pytest.FixtureRequest,
 ) -> None:
     record_property(INFO_PROPERTY, op_row.info())
-    limit = corpus_calls.cpu_limit(op_row.name, op_row.dtype, op_row.sample) if corpus_where[0] == "cpu" else None
+    limit = corpus_limits.cpu_limit(op_row.name, op_row.dtype, op_row.sample) if corpus_where[0] == "cpu" else None
     if limit is not None:
         request.applymarker(pytest.mark.xfail(reason=f"known limit of the CPU backend: {limit}", strict=False))
     if op_row.problem is not None:

@@ -75,3 +75,14 @@ def test_a_wrong_complex_result_is_caught() -> None:
     with pytest.raises(ParityError) as info:
         assert_parity(conj_in_low_precision, z, device="cpu", dtypes=("float32",))
     assert info.value.result.comparisons[0].kind == "mismatch"
+
+
+def test_a_zero_gradient_autograd_returns_as_a_zerotensor_is_compared() -> None:
+    """sgn's gradient is autograd's immutable ZeroTensor in both runs: the comparison computed
+    |got - ref| in place and raised "ZeroTensors are immutable" (the corpus's sgn row)."""
+    x = torch.tensor([-1.5, 0.5, 2.0])
+    for mode in ("model", "cpu-relative"):
+        result = assert_parity(
+            torch.sgn, x, grad=True, device="cpu", dtypes=("float32",), mode=mode, allow_vacuous=True
+        )
+        assert result.ok and any(c.name.endswith("grad[0]") for c in result.comparisons)

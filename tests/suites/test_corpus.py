@@ -28,6 +28,7 @@ SUITE = ROOT / "suites" / "corpus"
 sys.path.insert(0, str(SUITE))
 sys.path.insert(0, str(ROOT / "tests"))
 import corpus_db  # noqa: E402
+import corpus_dims  # noqa: E402
 import corpus_mutants  # noqa: E402
 import corpus_rows  # noqa: E402
 from suite_runs import run_suite  # noqa: E402
@@ -142,8 +143,80 @@ def test_the_entry_filter_matches_names_by_glob() -> None:
 
 def test_the_ci_pick_keeps_new_conditions_in_order() -> None:
     dims = [{"rank": "2"}, {"rank": "2"}, {"rank": "3"}, {"rank": "3", "layout": "transposed"}, {"rank": "1"}]
-    assert corpus_db.pick_diverse(iter(enumerate(dims)), 3) == [0, 2, 3]
-    assert corpus_db.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
+    assert corpus_dims.pick_diverse(iter(enumerate(dims)), 3) == [0, 2, 3]
+    assert corpus_dims.pick_diverse(iter(enumerate(dims)), None) == [0, 1, 2, 3, 4]
+
+
+def test_ci_reaches_every_entry_of_both_databases_or_says_why() -> None:
+    """The gate runs ``ci``: an entry outside it is one the gate never checks. Computed from the
+    installed torch's op_db and module_db, so an entry a new torch adds cannot be forgotten: every
+    (op, variant) and every module has a ci row, and an entry none of whose rows can run here
+    carries the reason in its row (the report prints it as the skip)."""
+    ops = corpus_rows.opinfo_rows("ci", "cpu", "cpu")
+    modules = corpus_rows.moduleinfo_rows("ci")
+    by_entry: dict[tuple[str, str], list[corpus_db.Row]] = {}
+    for row in ops:
+        by_entry.setdefault((row.name, row.variant), []).append(row)
+    for row in modules:
+        by_entry.setdefault((row.name, "module"), []).append(row)
+    entries = set(corpus_db.entries("opinfo")) | {(n, "module") for n, _ in corpus_db.entries("moduleinfo")}
+    assert entries - set(by_entry) == set(), "entries of the databases without a ci row"
+    silent = [k for k, rows in by_entry.items() if all(r.problem is not None for r in rows) and not all(
+        r.problem and k[0] in r.problem for r in rows
+    )]  # fmt: skip
+    assert silent == []
+    runnable = [k for k, rows in by_entry.items() if any(r.problem is None for r in rows)]
+    assert len(runnable) >= 0.95 * len(by_entry)  # what cannot run here is the exception, not the rule
+    # the thin tier: one row per entry outside the deep lists, not always the first sample
+    deep = set(corpus_rows.ci_ops()) | {(n, "module") for n in corpus_rows.CI_MODULES}
+    thin = [rows for k, rows in by_entry.items() if k not in deep]
+    assert all(len(rows) in (1, 2) and len({r.dtype for r in rows}) == len(rows) for rows in thin)
+    picked = [rows[0].sample for rows in thin if rows[0].problem is None]
+    assert picked.count("s0") < len(picked) / 4
+    # the second row: half precision, fp16 and bf16 both, mostly on another sample than the first
+    pairs = [rows for rows in thin if len(rows) == 2]
+    assert len(pairs) >= 0.8 * len(picked)
+    assert {rows[1].dtype for rows in pairs} == {"float16", "bfloat16"}
+    assert sum(rows[0].sample != rows[1].sample for rows in pairs) >= 0.5 * len(pairs)
+
+
+def test_the_thin_pick_prefers_a_new_condition_holding_values() -> None:
+    empty = {"rank": "1", "layout": "contiguous", "numel": "empty"}
+    plain = {"rank": "2", "layout": "contiguous", "numel": "small"}
+    assert corpus_dims.pick_new_condition([empty, plain, {**plain, "layout": "transposed"}], "a") == 2
+    assert corpus_dims.pick_new_condition([empty, plain, plain, {**plain, "kwargs": "dim"}], "a") == 3
+    same = [plain] * 5
+    picks = {corpus_dims.pick_new_condition(same, name) for name in ("abs", "sin", "cos", "exp", "tan", "log")}
+    assert len(picks) > 1 and picks <= set(range(5))  # rotated over the indices, by name
+    assert corpus_dims.pick_new_condition([empty], "a") == 0 and corpus_dims.pick_new_condition([], "a") is None
+    # a second row of the entry: another sample, of another condition where there is one
+    kinds = [plain, {**plain, "rank": "3"}, plain, {**plain, "kwargs": "dim"}]
+    assert corpus_dims.pick_new_condition(kinds, "a") == 1
+    assert corpus_dims.pick_new_condition(kinds, "a", taken=(1,)) == 3
+    assert corpus_dims.pick_new_condition([plain, plain], "a", taken=(0,)) == 1
+    assert corpus_dims.pick_new_condition([plain], "a", taken=(0,)) == 0  # nothing else: the same one
+
+
+@pytest.mark.parametrize("op", ["nn.functional.conv2d", "linalg.solve", "addcmul"])
+def test_the_fast_sample_iteration_makes_the_same_samples(op: str) -> None:
+    """The adapter skips OpInfo's stack walk and its seeding of every device type (the ci
+    collection's main cost): the samples must be the very ones OpInfo makes without that."""
+    entry = corpus_db.entries("opinfo")[(op, "default")]
+
+    def make() -> list[torch.Tensor]:
+        corpus_db.seeded(0)
+        samples = list(entry.sample_inputs("cpu", torch.float32, requires_grad=True))[:6]
+        return corpus_dims.tensors([(s.input, s.args, s.kwargs) for s in samples])
+
+    plain = make()
+    with corpus_db._no_test_lookup():
+        fast = make()
+    assert len(plain) == len(fast) > 0
+    assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(plain, fast, strict=True))
+    # a thin row's window is the head of the full list, sample for sample
+    head, full = (corpus_db.op_samples(op, "default", "float32", "s", n) for n in (3, None))
+    both = [corpus_dims.tensors([(s.input, s.args, s.kwargs) for s in x]) for x in (head, full[:3])]
+    assert all(torch.equal(a, b) for a, b in zip(*both, strict=True))
 
 
 def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
@@ -154,9 +227,9 @@ def test_the_layout_of_a_sample_survives_the_move_to_the_device() -> None:
         out = corpus_calls.relayout(like.contiguous(), like)
         assert out.stride() == like.stride() and out.storage_offset() == like.storage_offset()
         assert torch.equal(out, like)
-    assert corpus_db.layout_of(base[1:, 2:]) == "storage_offset"
-    assert corpus_db.layout_of(base.t()) == "transposed"
-    assert corpus_db.layout_of(base[:, ::2]) == "noncontiguous"
+    assert corpus_dims.layout_of(base[1:, 2:]) == "storage_offset"
+    assert corpus_dims.layout_of(base.t()) == "transposed"
+    assert corpus_dims.layout_of(base[:, ::2]) == "noncontiguous"
 
 
 def test_a_lazily_conjugated_output_is_compared_as_its_values() -> None:
@@ -223,6 +296,51 @@ def test_the_cpu_baseline_catches_a_wrong_low_precision_result(
         bad = [p for p in broken[feature]["parity"] if not p["ok"]]
         assert bad and all("running_mean" in p["name"] and p["mode"] == "model" for p in bad), (feature, bad)
     assert corpus_calls_module().criterion("cuda") == "cpu-relative"  # a GPU keeps PyTorch's criterion
+
+
+#: a bug of one op outside the deep lists: atan2's result 5 % off in every fp32/fp16/bf16 run (the
+#: CPU's same-dtype run included), float64 untouched (the reference and the yardstick)
+BREAK_ATAN2 = """
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+LOW = (torch.float32, torch.float16, torch.bfloat16)
+
+
+class Break(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in (torch.ops.aten.atan2.default, torch.ops.aten.atan2.out) and out.dtype in LOW:
+            return out * 1.05
+        return out
+
+
+@pytest.fixture(autouse=True)
+def broken_atan2():
+    with Break():
+        yield
+"""
+
+
+def test_a_thin_ci_row_catches_a_wrong_low_precision_result(
+    pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """atan2 is in no deep list: its two thin ci rows (float32 and fp16, one sample each) fail on
+    the CPU baseline when atan2's low-precision result is wrong; hypot's rows (not broken) pass,
+    and the clean run is green."""
+    monkeypatch.setenv("PYTEST_ROCM_CORPUS_OPS", "atan2,hypot")
+    select = ("--rocm-scale=ci", "-k", "test_opinfo")
+    clean = run_suite(pytester, suite, *select)
+    assert {f.split("[")[0] for f in clean} == {"opinfo/atan2", "opinfo/hypot"} and len(clean) == 4
+    assert {r["outcome"] for r in clean.values()} == {"passed"}
+    broken = run_suite(pytester, suite, *select, plugin=BREAK_ATAN2)
+    failed = {f for f, r in broken.items() if r["outcome"] == "failed"}
+    atan2 = {f for f in clean if f.startswith("opinfo/atan2[")}
+    assert failed == atan2 and {clean[f]["info"]["dims"]["dtype"] for f in atan2} == {"float32", "float16"}
+    for feature in failed:  # caught on atan2's output, against the computed yardstick
+        bad = [p for p in broken[feature]["parity"] if not p["ok"]]
+        assert bad and all(p["name"] == "atan2" and p["mode"] == "model" for p in bad), bad
 
 
 def corpus_calls_module() -> Any:
