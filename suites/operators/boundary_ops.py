@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, values
 
+from pytest_rocm.coverage.geometry import CONV3D_SIDE_CAP
+
 Row = dict[str, str]
 
 
@@ -77,7 +79,7 @@ def conv(op: str) -> Callable[[Row], Case]:
         batch = num(r["batch"])
         kernel, stride = per_dim(r["kernel"], spatial_dims), per_dim(r["stride"], spatial_dims)
         dil = per_dim(r["dilation"], spatial_dims)
-        size = num(r["spatial"]) if spatial_dims < 3 else min(num(r["spatial"]), 16)
+        size = num(r["spatial"]) if spatial_dims < 3 else min(num(r["spatial"]), CONV3D_SIDE_CAP)
         channels = 4
         groups = {"g1": 1, "g2": 2, "depthwise": channels}[r["groups"]]
         out_ch = channels if r["groups"] == "depthwise" else 6
