@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, values
+from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, scaled_atol, values
 
 from pytest_rocm.coverage.geometry import CONV3D_SIDE_CAP
 
@@ -184,4 +184,4 @@ def interpolate(r: Row) -> Case:
     def fn(x: torch.Tensor) -> torch.Tensor:
         return F.interpolate(laid_out(x, r["layout"]), mode=mode, **kw)  # type: ignore[arg-type]
 
-    return Case(fn, (x,))
+    return Case(fn, (x,), options=scaled_atol(r["values"], r["dtype"], growth_bits=2))
