@@ -60,6 +60,27 @@ FULL_CPU_LIMITS: tuple[Limit, ...] = (
     ),
     Limit(
         lambda key, r: (
+            key == "optimizer/rmsprop"
+            and r["impl"] == "foreach"
+            and r["dtype"] == "bfloat16"
+            and r["options"] == "weight_decay"
+        ),
+        "the CPU's foreach RMSprop in bf16 with weight decay (113 tensors): |err| 0.0142 on 1 of a "
+        "5-element tensor's elements, 3.3x the bound 0.00432; normwise 0.00528, 3.1x the yardstick's "
+        "bound 0.00171 (the ci profile marks the fp16 rows for the same reason)",
+    ),
+    Limit(
+        lambda key, r: (
+            key == "optimizer/adamw"
+            and r["impl"] == "foreach"
+            and r["dtype"] == "float16"
+            and r["options"] == "weight_decay"
+        ),
+        "the CPU's foreach AdamW in fp16 with weight decay (113 tensors): normwise 0.000932 on a "
+        "5-element tensor, 1.5x the yardstick's bound 0.000607",
+    ),
+    Limit(
+        lambda key, r: (
             key == "conv/conv_transpose2d"
             and r["dtype"] == "bfloat16"
             and r["layout"] == "channels_last"

@@ -23,6 +23,8 @@ MEASURED = (
     "conv/conv_transpose2d[b2-g2-k4-stride1x2-dil2x1-pad1x0-s224-channels_last-nan-float32]",
     "pooling/max_pool2d[k16-stride1-pad1-dil2x1-floor-s224-channels_last-distinct-bfloat16]",
     "pooling/avg_pool2d[k16-stride1-pad0-floor-exclude_pad-s224-channels_last-const_rows-float16]",
+    "optimizer/rmsprop[foreach-p113_mixed-weight_decay-bfloat16]",
+    "optimizer/adamw[foreach-p113_mixed-weight_decay-float16]",
 )
 CRASHED = "conv/conv_transpose2d[b2-depthwise-k4-stride1-dil2-pad0-s224-channels_last-const_channels-bfloat16]"
 
@@ -57,6 +59,8 @@ def test_the_limits_stay_narrow() -> None:
         "pooling/max_pool2d[k16-stride1-pad1-dil2x1-floor-s224-channels_last-distinct-float32]",
         "conv/conv_transpose2d[b2-depthwise-k4-stride1-dil2-pad0-s13-channels_last-const_channels-bfloat16]",
         "conv/conv1d[b2-g1-k3-stride2-dil2-pad1-s224-contiguous-randn-float16]",
+        "optimizer/rmsprop[foreach-p113_mixed-weight_decay-float32]",
+        "optimizer/adamw[fused-p113_mixed-weight_decay-float16]",
     ):
         key, row = _row(row_id)
         assert full_cpu_marking(key, row, "cpu", "full") is None, row_id
