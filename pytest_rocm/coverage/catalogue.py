@@ -31,6 +31,7 @@ from __future__ import annotations
 from pytest_rocm.coverage.arrays import Exclude
 from pytest_rocm.coverage.catalogue_more import MORE
 from pytest_rocm.coverage.catalogue_types import DTYPE, MASKING, SCALE_STRENGTH, Axis, OpSpace
+from pytest_rocm.coverage.geometry import conv_window_excludes
 
 __all__ = [
     "BOUNDARY_CATALOGUE",
@@ -127,17 +128,28 @@ _CONV_PADDING = {
     "conv_transpose2d": ("pad0", "pad1", "pad1x0"),
 }
 _CONV_VALUES = Axis("values", ("randn", "zeros", "const_channels", "near_max", "nan"))
-_CONV = tuple(
-    _space(
+_CONV_DIMS = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose2d": 2}
+
+
+def _conv_space(op: str) -> OpSpace:
+    kernel = Axis("kernel", ("k1", "k3", "k4", *_NON_SQUARE_KERNELS[op]), ("k7", "k11"))
+    dilation = Axis("dilation", ("dil1", "dil2", *(("dil2x1",) if op != "conv1d" else ())))
+    padding = Axis("padding", _CONV_PADDING[op])
+    spatial = Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127", "s224"))
+    # a transposed convolution grows its input: any window fits
+    geometry = () if op.startswith("conv_t") else conv_window_excludes(
+        _CONV_DIMS[op], *(a.values("full") for a in (kernel, dilation, padding, spatial))
+    )  # fmt: skip
+    return _space(
         "conv",
         op,
         Axis("batch", ("b1", "b2"), ("b129",)),
         Axis("groups", ("g1", "g2", "depthwise")),
-        Axis("kernel", ("k1", "k3", "k4", *_NON_SQUARE_KERNELS[op]), ("k7", "k11")),
+        kernel,
         Axis("stride", ("stride1", "stride2", *(("stride1x2",) if op != "conv1d" else ()))),
-        Axis("dilation", ("dil1", "dil2", *(("dil2x1",) if op != "conv1d" else ()))),
-        Axis("padding", _CONV_PADDING[op]),
-        Axis("spatial", ("s7", "s8", "s13"), ("s64", "s127", "s224")),
+        dilation,
+        padding,
+        spatial,
         Axis("layout", ("contiguous", "channels_last", "offset")),
         _CONV_VALUES,
         DTYPE,
@@ -146,10 +158,12 @@ _CONV = tuple(
             Exclude({"kernel": {"k4", "k7", "k11"}, "dilation": {"dil2"}, "spatial": {"s7"}}, "larger than the input"),
             Exclude({"batch": {"b129"}, "spatial": {"s127", "s224"}}, "CPU time of the float64 reference"),
             Exclude({"spatial": {"s224"}, "kernel": {"k7", "k11"}, "dilation": {"dil2", "dil2x1"}}, "CPU time"),
+            *geometry,
         ),
     )
-    for op in ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
-)
+
+
+_CONV = tuple(_conv_space(op) for op in ("conv1d", "conv2d", "conv3d", "conv_transpose2d"))
 
 _POOL = (
     _space(

@@ -48,6 +48,17 @@ def _well_conditioned(batch: int, n: int, seed: int) -> torch.Tensor:
     return a + 2 * torch.eye(n)  # diagonally dominant enough: the row tests the kernel, not the conditioning
 
 
+def _separated_singular_values(batch: int, n: int, seed: int) -> torch.Tensor:
+    """``U diag(s) V^T`` with s evenly spaced in [1, 2]: the gradient of singular values,
+    ``U diag(c) V^T``, moves by ``|c_i - c_j| / |s_i - s_j|`` times a perturbation of a, so a random
+    draw whose two singular values nearly meet is an ill-conditioned element, not a kernel's error
+    (513 random matrices held one: 2 gradient elements 1.4x past the bound in fp32)."""
+    u, _ = torch.linalg.qr(randn(batch, n, n, seed=seed))
+    v, _ = torch.linalg.qr(randn(batch, n, n, seed=seed + 100))
+    s = torch.linspace(1.0, 2.0, n)
+    return (u * s) @ v.mT
+
+
 def solve_triangular(r: Row) -> Case:
     batch, n, k = num(r["batch"]), num(r["size"]), num(r["rhs"])
     upper, left, unit = r["upper"] == "upper", r["side"] == "left", r["unit"] == "unit"
@@ -76,7 +87,7 @@ def _linalg_tolerance(n: int, a: torch.Tensor) -> dict[str, Any]:
 def linalg(op: str) -> Callable[[Row], Case]:
     def build(r: Row) -> Case:
         batch, n = num(r["batch"]), num(r["size"])
-        a = _well_conditioned(batch, n, 1)
+        a = _separated_singular_values(batch, n, 1) if op == "svdvals" else _well_conditioned(batch, n, 1)
         if op in ("cholesky", "eigh"):
             a = a @ a.mT + n * torch.eye(n)  # symmetric positive definite
         extra = (randn(batch, n, 3, seed=2),) if op == "solve" else ()
@@ -114,9 +125,19 @@ def _params(label: str) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     return [randn(s, seed=i) for i, s in enumerate(sizes)], [randn(s, seed=100 + i) for i, s in enumerate(sizes)]
 
 
+def _no_cancellation(param: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """The gradient with the parameter's sign, so that weight decay's ``grad + wd * param`` never
+    cancels: an adaptive step ``lr * g / (sqrt(v) + eps)`` of a g rounded to ~0 has any value in
+    [-lr, lr], in every backend (an ill-conditioned element, not a kernel's error: a 70,000-element
+    draw held 3 such elements, off by up to 10 lr in fp32). A wrong decay still moves every element."""
+    return torch.where(param >= 0, grad.abs(), -grad.abs())
+
+
 def optimizer(name: str) -> Callable[[Row], Case]:
     def build(r: Row) -> Case:
         params, grads = _params(r["params"])
+        if r["options"] == "weight_decay":
+            grads = [_no_cancellation(p, g) for p, g in zip(params, grads, strict=True)]
         count, impl = len(params), r["impl"]
 
         def fn(*ts: torch.Tensor) -> list[torch.Tensor]:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
-from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, values
+from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, scaled_atol, values
+
+from pytest_rocm.coverage.geometry import CONV3D_SIDE_CAP
+from pytest_rocm.parity.tolerances import EPS, default_normwise
 
 Row = dict[str, str]
 
@@ -77,7 +81,7 @@ def conv(op: str) -> Callable[[Row], Case]:
         batch = num(r["batch"])
         kernel, stride = per_dim(r["kernel"], spatial_dims), per_dim(r["stride"], spatial_dims)
         dil = per_dim(r["dilation"], spatial_dims)
-        size = num(r["spatial"]) if spatial_dims < 3 else min(num(r["spatial"]), 16)
+        size = num(r["spatial"]) if spatial_dims < 3 else min(num(r["spatial"]), CONV3D_SIDE_CAP)
         channels = 4
         groups = {"g1": 1, "g2": 2, "depthwise": channels}[r["groups"]]
         out_ch = channels if r["groups"] == "depthwise" else 6
@@ -103,9 +107,26 @@ def conv(op: str) -> Callable[[Row], Case]:
                 return call(x, w, b, stride=stride, dilation=dil, groups=groups)
             return call(x, w, b, stride=stride, padding=pad, dilation=dil, groups=groups)
 
-        return Case(fn, (x, w, b), options={"reduction_length": max(fan, batch * size**spatial_dims)})
+        length = max(fan, batch * size**spatial_dims)
+        return Case(
+            fn,
+            (x, w, b),
+            options={"reduction_length": length, **padded_rounding(pad_mode, r["dtype"], spatial_dims, length)},
+        )
 
     return build
+
+
+def padded_rounding(pad_mode: str, dtype: str, spatial_dims: int, length: int) -> dict[str, Any]:
+    """``tolerances=`` for a convolution padded by ``F.pad`` in its dtype (reflect, circular): the
+    gradient of the padded tensor is rounded to the dtype, then the pad's backward adds up to
+    2^dims of those rounded values into an edge element and rounds again, on every backend. The
+    bound's normwise part gets that second rounding, half an eps per term (conv3d bf16 reflect:
+    0.0206 > 0.0194 on an edge element, where the conv backward alone is within its bound)."""
+    if pad_mode not in ("reflect", "circular") or dtype == "float32":
+        return {}
+    extra = 2**spatial_dims * EPS[dtype] / 2
+    return {"tolerances": {dtype: {"normwise": default_normwise(dtype, length) + extra}}}
 
 
 # -- pooling and interpolation -----------------------------------------------------------------
@@ -182,4 +203,4 @@ def interpolate(r: Row) -> Case:
     def fn(x: torch.Tensor) -> torch.Tensor:
         return F.interpolate(laid_out(x, r["layout"]), mode=mode, **kw)  # type: ignore[arg-type]
 
-    return Case(fn, (x,))
+    return Case(fn, (x,), options=scaled_atol(r["values"], r["dtype"], growth_bits=2))
