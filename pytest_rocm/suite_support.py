@@ -9,6 +9,10 @@ llama.cpp row's install line. A test holds the suites to that (tests/layout/test
   docs/coverage.md) and ``boundary_row_id(row)`` (a covering-array row's test id, ``m1-k65``);
 - operators/test_boundary_device.py: ``BOUNDARY_DEVICE_ROWS`` (the device profile's rows with their
   shapes and memory cost) and ``gib(n)`` (a byte count as the cost reads it);
+- operators/boundary.py, boundary_ops.py: ``ELEMENTWISE_DEFAULTS`` and
+  ``default_normwise(dtype, k)`` (the parity tolerances a row's bound is built from, so a bound the
+  suite widens starts where assert_parity's default does) and ``CONV3D_SIDE_CAP`` (the conv3d
+  input side the catalogue's geometry rule assumes, so the builder and the excluded rows agree);
 - operators/test_attention.py: ``sdpa_not_offered_hint(arch, variables)`` (why flash/efficient
   SDPA is not offered on this machine, or ``None``);
 - operators/test_perf.py: ``kernel_names(fn)`` (torch: the kernels a call ran, from the profiler)
@@ -33,8 +37,10 @@ if TYPE_CHECKING:  # for the type checker; at run time __getattr__ loads them on
     from pytest_rocm.coverage.catalogue import BOUNDARY_CATALOGUE, boundary_row_id
     from pytest_rocm.coverage.catalogue_device import DEVICE_ROWS as BOUNDARY_DEVICE_ROWS
     from pytest_rocm.coverage.catalogue_device import gib
+    from pytest_rocm.coverage.geometry import CONV3D_SIDE_CAP
     from pytest_rocm.doctor.facts import sdpa_not_offered_hint
     from pytest_rocm.parity.origin import reproducer_sample
+    from pytest_rocm.parity.tolerances import ELEMENTWISE_DEFAULTS, default_normwise
     from pytest_rocm.perf.backend import kernel_names, sdpa_backend_from_names
     from pytest_rocm.setup.llama import install_line as llama_cpp_install_line
 
@@ -49,12 +55,18 @@ _LAZY: dict[str, str] = {
     "sdpa_backend_from_names": "pytest_rocm.perf.backend",
     "llama_cpp_install_line": "pytest_rocm.setup.llama:install_line",
     "reproducer_sample": "pytest_rocm.parity.origin",
+    "ELEMENTWISE_DEFAULTS": "pytest_rocm.parity.tolerances",
+    "default_normwise": "pytest_rocm.parity.tolerances",
+    "CONV3D_SIDE_CAP": "pytest_rocm.coverage.geometry",
 }
 
 __all__ = [  # written out for the linters; a test holds it to _LAZY
     "BOUNDARY_CATALOGUE",
     "BOUNDARY_DEVICE_ROWS",
+    "CONV3D_SIDE_CAP",
+    "ELEMENTWISE_DEFAULTS",
     "boundary_row_id",
+    "default_normwise",
     "gib",
     "kernel_names",
     "llama_cpp_install_line",

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from pytest_rocm.parity.tolerances import ELEMENTWISE_DEFAULTS
+from pytest_rocm.suite_support import ELEMENTWISE_DEFAULTS
 
 #: exponent of the largest finite value / of the smallest normal, per dtype
 EMAX = {"float32": 127, "float16": 15, "bfloat16": 127}

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from boundary import Case, autocast, bits, distinct, laid_out, num, partner_scale, per_dim, scaled_atol, values
 
-from pytest_rocm.coverage.geometry import CONV3D_SIDE_CAP
-from pytest_rocm.parity.tolerances import EPS, default_normwise
+from pytest_rocm import EPS
+from pytest_rocm.suite_support import CONV3D_SIDE_CAP, default_normwise
 
 Row = dict[str, str]
 
